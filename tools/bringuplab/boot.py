@@ -1,0 +1,104 @@
+"""One boot: QEMU with a timeout, the console saved, the log judged."""
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+from . import kconfig, machine as machmod, parse
+from .errors import LabError
+from .paths import LOGS, out_dir
+
+BASE_CMDLINE = "console=ttyS0 panic=-1 printk.time=1"
+
+
+@dataclass
+class BootSpec:
+    """Everything that decides one boot; `label` names its log."""
+    mach: machmod.Machine
+    kernel: Path
+    initrd: Optional[Path]
+    append: str = ""
+    plan: List[str] = field(default_factory=lambda: ["cpus"])
+    timeout: float = 0
+    label: str = "boot"
+
+    def cmdline(self) -> str:
+        parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
+        if self.append:
+            parts.append(self.append)
+        return " ".join(parts)
+
+    def deadline(self) -> float:
+        return self.timeout or 120 + 6 * self.mach.cpus
+
+
+def default_kernel() -> Path:
+    return out_dir("guest") / "arch/x86/boot/bzImage"
+
+
+def kernel_nr_cpus(kernel: Path) -> int:
+    """NR_CPUS of a bzImage built by the lab (512 if unknown)."""
+    dotconfig = kernel.parent.parent.parent.parent / ".config"
+    if dotconfig.is_file():
+        opts = kconfig.parse(dotconfig.read_text())
+        return int(opts.get("CONFIG_NR_CPUS", "512"))
+    return 512
+
+
+def check_accel(accel: str) -> None:
+    """Only TCG boots Linux here; say why when KVM is asked for."""
+    if accel == "tcg":
+        return
+    if accel != "kvm":
+        raise LabError(f"unknown accelerator '{accel}' (tcg or kvm)")
+    if Path("/sys/module/kvm_pvm").exists():
+        raise LabError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
+                       "does not boot ordinary Linux guests; use --tcg "
+                       "single or --tcg multi")
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        raise LabError("--accel kvm: /dev/kvm is not usable; use --tcg")
+    raise LabError("--accel kvm is not supported by the lab; use --tcg")
+
+
+def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
+    """Boot once; return the judged result. The log is always kept."""
+    if not spec.kernel.is_file():
+        raise LabError(f"no kernel at {spec.kernel}: run `bringup kernel`")
+    LOGS.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log = LOGS / f"{spec.label}-{stamp}-{os.getpid()}.log"
+    argv = spec.mach.qemu_argv(spec.kernel, spec.initrd, spec.cmdline())
+    timed_out = False
+    started = time.monotonic()
+    with log.open("w") as logf:
+        logf.write("# " + " ".join(argv) + "\n")
+        logf.flush()
+        try:
+            proc = subprocess.Popen(argv, stdout=logf,
+                                    stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            raise LabError("qemu-system-x86_64 not found: run "
+                           "`bringup setup` (apt)") from None
+        try:
+            proc.wait(timeout=spec.deadline())
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.kill()
+            proc.wait()
+    wall = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    qemu_err = [ln for ln in text.splitlines()[:5]
+                if ln.startswith("qemu-system-x86_64:")]
+    if qemu_err and "LAB: " not in text:
+        raise LabError(f"QEMU refused the machine: {qemu_err[0]} "
+                       f"(log: {log})")
+    result = parse.parse(text, spec.mach.cpus, timed_out, str(log),
+                         spec.plan)
+    if not quiet:
+        print(f"lab: {spec.label}: {result.verdict} in {wall:.0f} s, "
+              f"log {log}", file=sys.stderr)
+    return result

@@ -1,0 +1,64 @@
+"""checkpatch.pl --strict over every patch, with kept justifications.
+
+patches/checkpatch-exceptions lists accepted findings, one per line:
+`<patch file name> <TYPE> <why it is right as it is>`.
+"""
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Set
+
+from .errors import LabError
+from .paths import PATCHES, TREE
+from .tree import series_files
+
+EXCEPTIONS = PATCHES / "checkpatch-exceptions"
+
+
+@dataclass
+class PatchReport:
+    patch: str
+    findings: List[str]      # "WARNING:TYPE: message" not excused
+    excused: int
+
+
+def exceptions(path: Path = EXCEPTIONS) -> Dict[str, Set[str]]:
+    allowed: Dict[str, Set[str]] = {}
+    if not path.is_file():
+        return allowed
+    for num, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) < 3:
+            raise LabError(f"{path}:{num}: want '<patch> <TYPE> <why>'")
+        allowed.setdefault(parts[0], set()).add(parts[1])
+    return allowed
+
+
+def check(patch: Path, allowed: Set[str], tree: Path = TREE) -> PatchReport:
+    script = tree / "scripts/checkpatch.pl"
+    if not script.is_file():
+        raise LabError(f"no {script}: run `bringup tree` first")
+    proc = subprocess.run(["perl", str(script), "--strict", "--show-types",
+                           "--no-summary", "--terse", str(patch)],
+                          cwd=tree, capture_output=True, text=True,
+                          check=False)
+    findings, excused = [], 0
+    for line in proc.stdout.splitlines():
+        match = re.search(r"(ERROR|WARNING|CHECK):([A-Z0-9_]+):", line)
+        if not match:
+            continue
+        if match.group(2) in allowed:
+            excused += 1
+        else:
+            findings.append(line.split(": ", 1)[-1] if ": " in line
+                            else line)
+    return PatchReport(patch.name, findings, excused)
+
+
+def check_all(patches: Path = PATCHES, tree: Path = TREE) -> List[PatchReport]:
+    allowed = exceptions(patches / "checkpatch-exceptions")
+    return [check(p, allowed.get(p.name, set()), tree)
+            for p in series_files(patches)]

@@ -1,0 +1,196 @@
+"""`bringup`: one command line for the lab (see README.md)."""
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from . import (boot, checkpatch, initramfs, kernel, machine as machmod,
+               matrix, packages, parse, tree)
+from .errors import LabError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports bad usage as one line, exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise LabError(f"usage: {message} (see `bringup {self.prog.split()[-1]}"
+                       " --help`)" if " " in self.prog else
+                       f"usage: {message}")
+
+
+def cmd_setup(_: argparse.Namespace) -> int:
+    packages.ensure(list(packages.NEEDS))
+    print("lab: all packages present")
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    packages.ensure(["tree"])
+    print("lab: " + tree.create(reset=args.reset))
+    return 0
+
+
+def cmd_export(_: argparse.Namespace) -> int:
+    count = tree.export()
+    print(f"lab: exported {count} patches to patches/")
+    return 0
+
+
+def cmd_kernel(args: argparse.Namespace) -> int:
+    packages.ensure(["kernel"])
+    if args.each:
+        from . import bisect
+        return bisect.run(args.config.split(","))
+    print(kernel.build(args.config))
+    return 0
+
+
+def cmd_initramfs(_: argparse.Namespace) -> int:
+    packages.ensure(["initramfs"])
+    print(initramfs.build())
+    return 0
+
+
+def _plan(text: str) -> List[str]:
+    steps = [s for s in text.split(",") if s]
+    known = ("cpus", "hotplug", "selftest", "selftest-all")
+    bad = [s for s in steps if s not in known]
+    if bad:
+        raise LabError(f"unknown plan step '{bad[0]}' (known: "
+                       f"{', '.join(known)})")
+    return steps
+
+
+def cmd_boot(args: argparse.Namespace) -> int:
+    boot.check_accel(args.accel)
+    packages.ensure(["boot", "initramfs"])
+    kern = Path(args.kernel) if args.kernel else boot.default_kernel()
+    mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
+                        args.x2apic, args.tcg, args.memory,
+                        nr_cpus=boot.kernel_nr_cpus(kern))
+    spec = boot.BootSpec(mach, kern, initramfs.build(), args.append,
+                         _plan(args.plan), args.timeout, args.label)
+    result = boot.run(spec, quiet=args.json)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        print(f"{result.verdict}: {result.cpus_online}/{mach.cpus} CPUs "
+              f"online, mode {result.mode or '-'}, bringup "
+              f"{result.bringup_ms} ms, apic {result.apic}")
+        for why in result.reasons:
+            print(f"  {why}")
+    return 0 if result.verdict == "pass" else 1
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    packages.ensure(["boot", "initramfs"])
+    kern = Path(args.kernel) if args.kernel else boot.default_kernel()
+    rows = matrix.run(args.name, kern, initramfs.build(),
+                      expect_modes=bool(tree.series_files()))
+    print(matrix.render(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            [dict(name=r.entry.name, ok=r.ok, problems=r.problems,
+                  **r.result.to_dict()) for r in rows], indent=1))
+    failed = sum(not r.ok for r in rows)
+    print(f"{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def cmd_checkpatch(_: argparse.Namespace) -> int:
+    reports = checkpatch.check_all()
+    bad = 0
+    for rep in reports:
+        state = "clean" if not rep.findings else \
+            f"{len(rep.findings)} findings"
+        print(f"checkpatch: {rep.patch}: {state}"
+              + (f" ({rep.excused} excused)" if rep.excused else ""))
+        for finding in rep.findings:
+            print(f"  {finding}")
+        bad += bool(rep.findings)
+    print(f"checkpatch: {len(reports)} patches, {bad} with findings")
+    return 1 if bad else 0
+
+
+def cmd_demo(_: argparse.Namespace) -> int:
+    from . import demo
+    return demo.run()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from . import check
+    return check.run(quick=args.quick)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    top = Parser(prog="bringup", description="Parallel CPU bringup lab: "
+                 "base -> tree -> kernel -> initramfs -> QEMU -> report.")
+    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+    sub.add_parser("setup", help="install the Debian packages the lab uses")
+    p = sub.add_parser("tree", help="unpack the base into build/linux, "
+                       "git am the series (idempotent)")
+    p.add_argument("--reset", action="store_true",
+                   help="drop commits that are not in patches/")
+    sub.add_parser("export", help="write base..HEAD of build/linux to "
+                   "patches/")
+    p = sub.add_parser("kernel", help="build bzImage (O=build/out-CONFIG)")
+    p.add_argument("--config", default="guest",
+                   help="guest (default), debug, nosmp, nohotplug; with "
+                   "--each a comma list")
+    p.add_argument("--each", action="store_true",
+                   help="compile-test every patch of the series in turn")
+    sub.add_parser("initramfs", help="build the guest initramfs")
+    p = sub.add_parser("boot", help="boot once in QEMU and judge it")
+    p.add_argument("--cpus", type=int, default=4)
+    p.add_argument("--topology", help="SOCKETSxCORESxTHREADS, e.g. 2x8x2")
+    p.add_argument("--numa", type=int, default=1)
+    p.add_argument("--profile", default="intel",
+                   help="intel (family 6 model 85) or amd (family 0x17)")
+    apic = p.add_mutually_exclusive_group()
+    apic.add_argument("--x2apic", dest="x2apic", action="store_true",
+                      default=None)
+    apic.add_argument("--no-x2apic", dest="x2apic", action="store_false")
+    p.add_argument("--tcg", default="single", help="single or multi")
+    p.add_argument("--accel", default="tcg", help="tcg (kvm: see error)")
+    p.add_argument("--memory", type=int, default=0, help="MiB")
+    p.add_argument("--append", default="", help="extra kernel parameters")
+    p.add_argument("--plan", default="cpus",
+                   help="guest steps: cpus,hotplug,selftest,selftest-all")
+    p.add_argument("--kernel", help="bzImage to boot (default: ours)")
+    p.add_argument("--timeout", type=float, default=0,
+                   help="seconds before the verdict is hang")
+    p.add_argument("--label", default="boot", help="log file name prefix")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("matrix", help="run a named list of boots")
+    p.add_argument("name", help=", ".join(matrix.MATRICES))
+    p.add_argument("--kernel")
+    p.add_argument("--json", help="write the results to this file")
+    sub.add_parser("checkpatch", help="checkpatch.pl --strict every patch")
+    sub.add_parser("demo", help="32 vCPUs, default vs cpuhp.parallel=0")
+    p = sub.add_parser("check", help="the test command (make check)")
+    p.add_argument("--quick", action="store_true",
+                   help="unit tests and checkpatch only")
+    return top
+
+
+COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
+            "kernel": cmd_kernel, "initramfs": cmd_initramfs,
+            "boot": cmd_boot, "matrix": cmd_matrix,
+            "checkpatch": cmd_checkpatch, "demo": cmd_demo,
+            "check": cmd_check}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.cmd](args)
+    except LabError as err:
+        print(f"bringup: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bringup: interrupted", file=sys.stderr)
+        return 130
+
+
+__all__ = ["main", "parse"]

@@ -1,0 +1,92 @@
+"""Kernel configs: tinyconfig + fragments, verified after the merge."""
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from .errors import LabError
+from .paths import KCONFIG
+from .run import run
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """A named config: fragments merged in order, and which to verify."""
+    fragments: Tuple[str, ...]
+    verify: Tuple[str, ...]
+
+
+FLAVOURS: Dict[str, Flavour] = {
+    "guest": Flavour(("qemu-guest",), ("qemu-guest",)),
+    "debug": Flavour(("qemu-guest", "debug"), ("qemu-guest", "debug")),
+    # Compile-only: options that need SMP/hotplug drop out silently, so
+    # only the flavour's own fragment is verified.
+    "nosmp": Flavour(("qemu-guest", "nosmp"), ("nosmp",)),
+    "nohotplug": Flavour(("qemu-guest", "nohotplug"), ("nohotplug",)),
+}
+
+
+def parse(text: str) -> Dict[str, str]:
+    """Options of a fragment or .config: name -> value ('n' if unset)."""
+    opts: Dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        match = _SET.match(line)
+        if match:
+            opts[match.group(1)] = match.group(2)
+            continue
+        match = _UNSET.match(line)
+        if match:
+            opts[match.group(1)] = "n"
+    return opts
+
+
+def fragment_path(name: str) -> Path:
+    path = KCONFIG / f"{name}.config"
+    if not path.is_file():
+        raise LabError(f"no config fragment {path}")
+    return path
+
+
+def flavour(name: str) -> Flavour:
+    try:
+        return FLAVOURS[name]
+    except KeyError:
+        raise LabError(f"unknown config '{name}' (known: "
+                       f"{', '.join(FLAVOURS)})") from None
+
+
+def expected(flav: Flavour) -> Dict[str, str]:
+    want: Dict[str, str] = {}
+    for name in flav.verify:
+        want.update(parse(fragment_path(name).read_text()))
+    return want
+
+
+def mismatches(want: Dict[str, str], dotconfig: str) -> List[str]:
+    """Requested options that did not stick, as 'OPT: want X, got Y'."""
+    have = parse(dotconfig)
+    bad = []
+    for opt, val in want.items():
+        got = have.get(opt, "n")
+        if got != val:
+            bad.append(f"{opt}: want {val}, got {got}")
+    return bad
+
+
+def configure(tree: Path, out: Path, name: str) -> None:
+    """Write out/.config = tinyconfig + the flavour's fragments; verify."""
+    flav = flavour(name)
+    out.mkdir(parents=True, exist_ok=True)
+    frags = [str(fragment_path(f)) for f in flav.fragments]
+    run(["make", "-s", f"O={out}", "tinyconfig"], cwd=tree, quiet=True)
+    run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(out),
+         str(out / ".config"), *frags], cwd=tree, quiet=True)
+    run(["make", "-s", f"O={out}", "olddefconfig"], cwd=tree, quiet=True)
+    bad = mismatches(expected(flav), (out / ".config").read_text())
+    if bad:
+        raise LabError(f"config '{name}': {len(bad)} requested options did "
+                       f"not stick: {'; '.join(bad[:4])}")

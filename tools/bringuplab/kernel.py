@@ -1,0 +1,69 @@
+"""Building bzImage out of tree, with ccache and a progress count."""
+import filecmp
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List
+
+from . import kconfig
+from .errors import LabError
+from .paths import LOGS, TREE, out_dir
+
+
+def ensure_config(tree: Path, out: Path, name: str) -> None:
+    """(Re)write out/.config only if it would change, so builds stay
+    incremental."""
+    scratch = out.with_name(out.name + ".cfg")
+    kconfig.configure(tree, scratch, name)
+    new, old = scratch / ".config", out / ".config"
+    out.mkdir(parents=True, exist_ok=True)
+    if not old.exists() or not filecmp.cmp(new, old, shallow=False):
+        shutil.copy(new, old)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def make(tree: Path, out: Path, targets: List[str], log: Path,
+         jobs: int = 2) -> None:
+    """Run make with a progress line every 250 compiled objects."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["make", f"O={out}", f"-j{jobs}", "CC=ccache gcc",
+            "HOSTCC=gcc", *targets]
+    if not shutil.which("ccache"):
+        argv.remove("CC=ccache gcc")
+    start, count = time.monotonic(), 0
+    with log.open("w") as logf:
+        proc = subprocess.Popen(argv, cwd=tree, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            logf.write(line)
+            if line.lstrip().startswith("CC "):
+                count += 1
+                if count % 250 == 0:
+                    print(f"lab: kernel: {count} objects, "
+                          f"{time.monotonic() - start:.0f} s",
+                          file=sys.stderr, flush=True)
+        ret = proc.wait()
+    if ret != 0:
+        errors = [ln.rstrip() for ln in log.read_text().splitlines()
+                  if "error" in ln.lower()]
+        first = errors[0] if errors else f"make exit {ret}"
+        raise LabError(f"kernel build failed: {first} (log: {log})")
+
+
+def build(name: str = "guest", tree: Path = TREE, out: Path = None,
+          tag: str = "") -> Path:
+    """Configure and build bzImage for flavour `name`; return its path."""
+    out = out or out_dir(name)
+    if not (tree / "Makefile").is_file():
+        raise LabError(f"no kernel tree at {tree}: run `bringup tree`")
+    ensure_config(tree, out, name)
+    started = time.monotonic()
+    log = LOGS / f"kernel-{name}{tag}.log"
+    make(tree, out, ["bzImage"], log)
+    image = out / "arch/x86/boot/bzImage"
+    print(f"lab: kernel '{name}' built in "
+          f"{time.monotonic() - started:.0f} s: {image}", file=sys.stderr)
+    return image

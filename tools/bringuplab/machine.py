@@ -1,0 +1,136 @@
+"""The emulated machine: topology, CPU profile, APIC mode -> QEMU argv."""
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from .errors import LabError
+
+PROFILES = {
+    # Skylake-SP: CONSTANT_TSC, init_udelay = 0, like a modern server.
+    "intel": "max,vendor=GenuineIntel,family=6,model=85,stepping=4",
+    # Zen 2 (family 0x17): takes the kernel's AMD paths.
+    "amd": "max,vendor=AuthenticAMD,family=23,model=49,stepping=0",
+}
+TCG_MODES = ("single", "multi")
+MAX_VCPUS = 288          # the lab's ceiling (q35 + interrupt remapping)
+XAPIC_MAX_ID = 254       # 255 is the xAPIC broadcast ID
+
+
+@dataclass(frozen=True)
+class Machine:
+    cpus: int
+    sockets: int
+    cores: int
+    threads: int
+    numa: int = 1
+    profile: str = "intel"
+    x2apic: bool = False
+    tcg: str = "single"
+    memory_mb: int = 0
+
+    @property
+    def topology(self) -> str:
+        return f"{self.sockets}x{self.cores}x{self.threads}"
+
+    def memory(self) -> int:
+        mem = self.memory_mb or max(512, 256 + 16 * self.cpus)
+        return mem - mem % self.numa
+
+    def max_apic_id(self) -> int:
+        """Highest APIC ID QEMU assigns (fields rounded to powers of 2)."""
+        tbits = (self.threads - 1).bit_length()
+        cbits = (self.cores - 1).bit_length()
+        return ((self.sockets - 1) << (cbits + tbits)) | \
+            ((self.cores - 1) << tbits) | (self.threads - 1)
+
+    def needs_iommu(self) -> bool:
+        """x2APIC mode in a TCG guest needs interrupt remapping: without it
+        Linux keeps (or falls back to) xAPIC mode."""
+        return self.x2apic
+
+    def node_cpus(self) -> List[Tuple[int, int]]:
+        """First and last CPU index of each NUMA node (whole cores)."""
+        per = self.cpus // self.numa
+        return [(i * per, (i + 1) * per - 1) for i in range(self.numa)]
+
+    def qemu_argv(self, kernel: Path, initrd: Optional[Path],
+                  cmdline: str) -> List[str]:
+        cpu = PROFILES[self.profile] + (",x2apic=on" if self.x2apic
+                                        else ",x2apic=off")
+        argv = ["qemu-system-x86_64", "-machine", "q35",
+                "-accel", f"tcg,thread={self.tcg}",
+                "-cpu", cpu,
+                "-smp", f"{self.cpus},sockets={self.sockets},"
+                f"cores={self.cores},threads={self.threads}",
+                "-m", f"{self.memory()}M",
+                "-nodefaults", "-display", "none", "-serial", "stdio",
+                "-monitor", "none", "-no-reboot",
+                "-kernel", str(kernel), "-append", cmdline]
+        if initrd:
+            argv += ["-initrd", str(initrd)]
+        if self.needs_iommu():
+            argv += ["-device", "intel-iommu,intremap=on,eim=on"]
+        if self.numa > 1:
+            size = self.memory() // self.numa
+            for node, (first, last) in enumerate(self.node_cpus()):
+                argv += ["-object",
+                         f"memory-backend-ram,id=mem{node},size={size}M",
+                         "-numa", f"node,nodeid={node},cpus={first}-{last},"
+                         f"memdev=mem{node}"]
+        return argv
+
+
+def parse_topology(text: str) -> Tuple[int, int, int]:
+    match = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text)
+    if not match:
+        raise LabError(f"topology '{text}' is not SOCKETSxCORESxTHREADS "
+                       "(e.g. 2x8x2)")
+    sockets, cores, threads = (int(g) for g in match.groups())
+    if min(sockets, cores, threads) < 1:
+        raise LabError(f"topology '{text}' has a zero field")
+    return sockets, cores, threads
+
+
+def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
+         profile: str = "intel", x2apic: Optional[bool] = None,
+         tcg: str = "single", memory_mb: int = 0,
+         nr_cpus: int = 512) -> Machine:
+    """Validate the request and build a Machine (LabError if impossible).
+
+    Without a topology every CPU is its own socket (QEMU's plain -smp N).
+    x2APIC defaults to on exactly when APIC IDs need it.
+    """
+    if profile not in PROFILES:
+        raise LabError(f"unknown profile '{profile}' (known: "
+                       f"{', '.join(PROFILES)})")
+    if tcg not in TCG_MODES:
+        raise LabError(f"unknown TCG mode '{tcg}' (single or multi)")
+    if cpus < 1:
+        raise LabError("--cpus must be at least 1")
+    if cpus > MAX_VCPUS:
+        raise LabError(f"{cpus} vCPUs: the lab's q35 machine allows at "
+                       f"most {MAX_VCPUS}")
+    if cpus > nr_cpus:
+        raise LabError(f"{cpus} vCPUs but the kernel has NR_CPUS={nr_cpus}")
+    sockets, cores, threads = (parse_topology(topology) if topology
+                               else (cpus, 1, 1))
+    if sockets * cores * threads != cpus:
+        raise LabError(f"topology {sockets}x{cores}x{threads} is "
+                       f"{sockets * cores * threads} CPUs, not --cpus {cpus}")
+    if numa < 1 or numa > 4 or numa > cpus:
+        raise LabError(f"--numa {numa}: between 1 and min(4, cpus)")
+    if (sockets * cores) % numa:
+        raise LabError(f"--numa {numa} does not divide the "
+                       f"{sockets * cores} cores evenly")
+    mach = Machine(cpus, sockets, cores, threads, numa, profile,
+                   False, tcg, memory_mb)
+    need = mach.max_apic_id() > XAPIC_MAX_ID
+    if x2apic is None:
+        x2apic = need
+    if need and not x2apic:
+        raise LabError(f"topology {mach.topology} has APIC ID "
+                       f"{mach.max_apic_id()} > {XAPIC_MAX_ID}: needs "
+                       "--x2apic")
+    return Machine(cpus, sockets, cores, threads, numa, profile, x2apic,
+                   tcg, memory_mb)

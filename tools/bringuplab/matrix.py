@@ -1,0 +1,118 @@
+"""Named lists of boots, run in order and summarized."""
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import boot, machine as machmod, report
+from .errors import LabError
+from .parse import BootResult
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    cpus: int
+    topology: Optional[str] = None
+    numa: int = 1
+    profile: str = "intel"
+    x2apic: Optional[bool] = None
+    tcg: str = "single"
+    parallel: bool = True
+    plan: Tuple[str, ...] = ("cpus",)
+    append: str = ""
+
+
+SERIAL = "cpuhp.parallel=0"
+
+
+def _both(entry: Entry) -> List[Entry]:
+    """The entry in the default (parallel) mode and with the flag."""
+    return [entry, Entry(entry.name + "-serial", entry.cpus, entry.topology,
+                         entry.numa, entry.profile, entry.x2apic, entry.tcg,
+                         False, entry.plan, SERIAL)]
+
+
+MATRICES: Dict[str, List[Entry]] = {
+    "check": [
+        Entry("intel-1", 1),
+        Entry("intel-2-xapic", 2, "1x2x1", x2apic=False),
+        Entry("amd-2-x2apic", 2, "1x2x1", profile="amd", x2apic=True),
+        Entry("intel-4-x2apic-smt", 4, "1x2x2", x2apic=True),
+        Entry("amd-4-xapic-smt", 4, "1x2x2", profile="amd", x2apic=False),
+        *_both(Entry("intel-8-numa-mttcg", 8, "2x2x2", numa=2,
+                     tcg="multi")),
+        Entry("amd-8-x2apic-mttcg", 8, "2x2x2", numa=2, profile="amd",
+              x2apic=True, tcg="multi"),
+        *_both(Entry("intel-16-selftest", 16, "2x4x2", numa=2,
+                     plan=("cpus", "hotplug", "selftest"))),
+        Entry("amd-16-x2apic-selftest", 16, "2x4x2", numa=2, profile="amd",
+              x2apic=True, plan=("cpus", "selftest")),
+        *_both(Entry("intel-64-2x16x2", 64, "2x16x2", numa=2)),
+    ],
+    "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
+    "quick": [Entry("intel-4", 4, "1x2x2"),
+              Entry("amd-4", 4, "1x2x2", profile="amd")],
+}
+
+
+def entries(name: str) -> List[Entry]:
+    try:
+        return MATRICES[name]
+    except KeyError:
+        raise LabError(f"unknown matrix '{name}' (known: "
+                       f"{', '.join(MATRICES)})") from None
+
+
+def spec(entry: Entry, kernel: Path, initrd: Path,
+         nr_cpus: int = 512) -> boot.BootSpec:
+    mach = machmod.make(entry.cpus, entry.topology, entry.numa,
+                        entry.profile, entry.x2apic, entry.tcg,
+                        nr_cpus=nr_cpus)
+    return boot.BootSpec(mach, kernel, initrd, entry.append,
+                         list(entry.plan), label=entry.name)
+
+
+@dataclass
+class Row:
+    entry: Entry
+    result: BootResult
+    problems: List[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result.verdict == "pass" and not self.problems
+
+
+def run(name: str, kernel: Path, initrd: Path,
+        expect_modes: bool) -> List[Row]:
+    """Boot every entry; with expect_modes the dmesg bringup mode must
+    match the entry's (parallel by default, serial with the flag)."""
+    rows = []
+    nr_cpus = boot.kernel_nr_cpus(kernel)
+    for entry in entries(name):
+        result = boot.run(spec(entry, kernel, initrd, nr_cpus))
+        row = Row(entry, result)
+        want = "parallel" if entry.parallel else "serial"
+        if entry.cpus == 1:
+            want = "serial"
+        if expect_modes and result.mode != want:
+            row.problems.append(f"mode {result.mode}, expected {want}")
+        rows.append(row)
+    return rows
+
+
+def render(rows: List[Row]) -> str:
+    headers = ["boot", "tcg", "apic", "verdict", "mode", "cpus",
+               "bringup ms", "why"]
+    body = []
+    for row in rows:
+        res = row.result
+        why = "; ".join(row.problems + res.reasons)
+        body.append([row.entry.name, row.entry.tcg,
+                     "x2apic" if (res.apic or "").find("x2apic") >= 0
+                     else "xapic",
+                     "pass" if row.ok else
+                     ("fail" if res.verdict == "pass" else res.verdict),
+                     res.mode or "-", f"{res.cpus_online}/{res.cpus_expected}",
+                     report.fmt_ms(res.bringup_ms), why[:70]])
+    return report.table(headers, body)

@@ -1,0 +1,177 @@
+"""Console log -> BootResult. Pure functions, tested against real logs."""
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional
+
+_TS = r"^\[\s*(\d+\.\d+)\]\s"
+BRINGUP_START = re.compile(_TS + r".*smp: Bringing up secondary CPUs",
+                           re.M)
+BRINGUP_END = re.compile(_TS + r".*smp: Brought up (\d+) nodes?, (\d+) CPUs",
+                         re.M)
+# Printed by the series: "smpboot: parallel bringup of N CPUs" or
+# "smpboot: serial bringup of N CPUs[: reason]".
+MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs"
+                  r"(?:: (.*))?$", re.M)
+APIC_MODE = re.compile(r"(?:APIC: )?Switched APIC routing to[: ]+(.*?)\.?$",
+                       re.M)
+LAB_LINE = re.compile(r"^LAB: (.*)$", re.M)
+TAP_RESULT = re.compile(r"^(ok|not ok) \d+ (.*?)(?: # (SKIP|.*))?$", re.M)
+
+# What makes a boot fail however many CPUs came up.
+SPLATS = [
+    ("WARN", re.compile(r"WARNING: CPU: \d+ PID: \d+|"
+                        r"------------\[ cut here \]------------")),
+    ("BUG", re.compile(r"\bBUG: (?!KASAN)|Oops: |general protection fault|"
+                       r"invalid opcode: ")),
+    ("panic", re.compile(r"Kernel panic - not syncing")),
+    ("lockdep", re.compile(r"possible circular locking dependency|"
+                           r"inconsistent lock state|possible recursive "
+                           r"locking|lock held when returning|"
+                           r"DEBUG_LOCKS_WARN_ON|suspicious RCU usage|"
+                           r"irq lock inversion")),
+    ("KASAN", re.compile(r"BUG: KASAN|KASAN: ")),
+    ("boot-failed", re.compile(r"failed to boot|do_boot_cpu failed|"
+                               r"failed to report alive state|"
+                               r"CPU\d+: Stuck|Not responding")),
+    ("stuck", re.compile(r"CPU#\d+ stuck|rcu_\w+ detected stalls|"
+                         r"self-detected stall")),
+]
+
+
+@dataclass
+class Tap:
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+@dataclass
+class BootResult:
+    verdict: str                      # pass, fail, hang
+    reasons: List[str]
+    cpus_expected: int
+    cpus_online: Optional[int]
+    cpus_brought_up: Optional[int]
+    mode: Optional[str]               # parallel, serial, or None
+    mode_reason: Optional[str]
+    apic: Optional[str]
+    bringup_start: Optional[float]
+    bringup_end: Optional[float]
+    bringup_ms: Optional[float]
+    splats: List[str]
+    tap: Tap
+    steps: Dict[str, str] = field(default_factory=dict)
+    done: bool = False
+    log: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def splats(text: str) -> List[str]:
+    """'kind: line' for every line that matches a splat pattern."""
+    found = []
+    for line in text.splitlines():
+        for kind, pat in SPLATS:
+            if pat.search(line):
+                found.append(f"{kind}: {line.strip()[:160]}")
+                break
+    return found
+
+
+def lab_fields(line: str) -> Dict[str, str]:
+    return dict(tok.split("=", 1) for tok in line.split() if "=" in tok)
+
+
+def tap(text: str) -> Tap:
+    res = Tap()
+    for match in TAP_RESULT.finditer(text):
+        res.total += 1
+        if match.group(1) == "not ok":
+            res.failed += 1
+        elif match.group(3) == "SKIP":
+            res.skipped += 1
+        else:
+            res.passed += 1
+    return res
+
+
+def parse(text: str, cpus_expected: int, timed_out: bool = False,
+          log: str = "", plan: Optional[List[str]] = None) -> BootResult:
+    """Judge one boot from its console log.
+
+    pass: /init finished, every expected CPU online (per the kernel and
+    per sysfs), every requested step passed, no splat.
+    hang: QEMU had to be killed at the timeout. fail: everything else.
+    """
+    start = BRINGUP_START.search(text)
+    end = BRINGUP_END.search(text)
+    mode = MODE.search(text)
+    apic = APIC_MODE.findall(text)
+    online = None
+    steps: Dict[str, str] = {}
+    done = False
+    for match in LAB_LINE.finditer(text):
+        words = match.group(1).split()
+        fields = lab_fields(match.group(1))
+        if words[0] == "cpus" and "online_count" in fields:
+            online = int(fields["online_count"])
+            steps["cpus"] = "pass"
+        elif words[0] == "step" and len(words) > 1:
+            steps[words[1]] = fields.get("result", "done")
+        elif words[0] == "done":
+            done = True
+    res = BootResult(
+        verdict="pass", reasons=[], cpus_expected=cpus_expected,
+        cpus_online=online,
+        cpus_brought_up=int(end.group(3)) if end else None,
+        mode=mode.group(1) if mode else None,
+        mode_reason=mode.group(3) if mode else None,
+        apic=apic[-1] if apic else None,
+        bringup_start=float(start.group(1)) if start else None,
+        bringup_end=float(end.group(1)) if end else None,
+        bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
+        done=done, log=log)
+    if start and end:
+        res.bringup_ms = round((res.bringup_end - res.bringup_start)
+                               * 1000.0, 3)
+    res.reasons = judge(res, timed_out, plan or ["cpus"])
+    if timed_out:
+        res.verdict = "hang"
+    elif res.reasons:
+        res.verdict = "fail"
+    return res
+
+
+def judge(res: BootResult, timed_out: bool, plan: List[str]) -> List[str]:
+    """Why the boot is not a pass (empty list: it is)."""
+    why = []
+    if timed_out:
+        why.append("timeout: QEMU killed")
+    elif not res.done:
+        why.append("guest did not finish /init (crash or early exit)")
+    if res.cpus_brought_up is None:
+        why.append("no 'smp: Brought up' line")
+    elif res.cpus_brought_up != res.cpus_expected:
+        why.append(f"kernel brought up {res.cpus_brought_up} of "
+                   f"{res.cpus_expected} CPUs")
+    if "cpus" in plan and res.cpus_online != res.cpus_expected:
+        why.append(f"sysfs: {res.cpus_online} of {res.cpus_expected} CPUs "
+                   "online")
+    for step in plan:
+        name = "selftest" if step.startswith("selftest") else step
+        if name == "cpus":
+            continue
+        got = res.steps.get(name)
+        if got not in ("pass", "done"):
+            why.append(f"step {name}: {got or 'missing'}")
+    if any(p.startswith("selftest") for p in plan):
+        if res.tap.total == 0:
+            why.append("selftest: no TAP results")
+        if res.tap.failed or res.tap.skipped:
+            why.append(f"selftest: {res.tap.failed} failed, "
+                       f"{res.tap.skipped} skipped")
+    if res.splats:
+        why.append(f"{len(res.splats)} splat(s): {res.splats[0]}")
+    return why

@@ -1,0 +1,16 @@
+"""Where the lab keeps things, relative to the repository root."""
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_FILE = ROOT / "BASE"
+PATCHES = ROOT / "patches"
+KCONFIG = ROOT / "kconfig"
+GUEST = ROOT / "guest"
+BUILD = ROOT / "build"
+TREE = BUILD / "linux"
+LOGS = BUILD / "logs"
+
+
+def out_dir(config: str) -> Path:
+    """Out-of-tree object directory for one config flavour."""
+    return BUILD / f"out-{config}"
