@@ -1,0 +1,40 @@
+# Thin wrappers around tools/bringup; see README.md.
+PYTHON := /usr/bin/python3
+BRINGUP := $(PYTHON) tools/bringup
+
+.PHONY: setup tree export kernel debug-kernel bisect initramfs demo check \
+	check-quick unit
+
+setup:
+	$(BRINGUP) setup
+
+tree:
+	$(BRINGUP) tree
+
+export:
+	$(BRINGUP) export
+
+kernel: tree
+	$(BRINGUP) kernel
+
+debug-kernel: tree
+	$(BRINGUP) kernel --config debug
+
+# Compile-test every patch with the guest, SMP=n and HOTPLUG_CPU=n configs.
+bisect: tree
+	$(BRINGUP) kernel --each --config guest,nosmp,nohotplug
+
+initramfs:
+	$(BRINGUP) initramfs
+
+demo:
+	$(BRINGUP) demo
+
+check:
+	$(BRINGUP) check
+
+check-quick:
+	$(BRINGUP) check --quick
+
+unit:
+	$(PYTHON) -m pytest -q tests

@@ -1,0 +1,5 @@
+"""Make tools/bringuplab importable from the tests."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

@@ -1,0 +1,43 @@
+"""Config fragments: parsing and the 'did every option stick' check."""
+from pathlib import Path
+
+from bringuplab import kconfig
+
+KCONFIG = Path(__file__).resolve().parents[1] / "kconfig"
+
+
+def test_parse_set_and_unset():
+    opts = kconfig.parse("CONFIG_SMP=y\n# CONFIG_KASAN is not set\n"
+                         "CONFIG_NR_CPUS=512\n# comment\n")
+    assert opts == {"CONFIG_SMP": "y", "CONFIG_KASAN": "n",
+                    "CONFIG_NR_CPUS": "512"}
+
+
+def test_mismatches_names_what_did_not_stick():
+    want = {"CONFIG_SMP": "y", "CONFIG_NR_CPUS": "512", "CONFIG_FOO": "n"}
+    dotconfig = "CONFIG_SMP=y\nCONFIG_NR_CPUS=64\nCONFIG_FOO=y\n"
+    bad = kconfig.mismatches(want, dotconfig)
+    assert bad == ["CONFIG_NR_CPUS: want 512, got 64",
+                   "CONFIG_FOO: want n, got y"]
+
+
+def test_missing_option_counts_as_n():
+    assert kconfig.mismatches({"CONFIG_X": "y"}, "") == \
+        ["CONFIG_X: want y, got n"]
+
+
+def test_guest_fragment_requests_what_the_lab_needs():
+    opts = kconfig.parse((KCONFIG / "qemu-guest.config").read_text())
+    for opt in ("CONFIG_SMP", "CONFIG_HOTPLUG_CPU", "CONFIG_X86_X2APIC",
+                "CONFIG_CPU_HOTPLUG_STATE_CONTROL", "CONFIG_ACPI",
+                "CONFIG_NUMA", "CONFIG_NO_HZ_IDLE", "CONFIG_PRINTK_TIME",
+                "CONFIG_SERIAL_8250_CONSOLE", "CONFIG_BLK_DEV_INITRD",
+                "CONFIG_DEVTMPFS", "CONFIG_KEXEC", "CONFIG_SUSPEND"):
+        assert opts.get(opt) == "y", opt
+    assert int(opts["CONFIG_NR_CPUS"]) >= 512
+
+
+def test_every_flavour_has_its_fragments():
+    for name, flav in kconfig.FLAVOURS.items():
+        for frag in flav.fragments + flav.verify:
+            assert (KCONFIG / f"{frag}.config").is_file(), name

@@ -1,0 +1,88 @@
+"""The work tree: all-or-nothing git am, export round trip, .gitignore."""
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bringuplab import tree
+from bringuplab.errors import LabError
+
+
+def git(path: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(path), *tree.IDENTITY, *args],
+                          check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A tiny 'kernel' repo tagged base, plus a two-patch series."""
+    work = tmp_path / "linux"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    (work / "smpboot.c").write_text("one\ntwo\nthree\n")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "base")
+    git(work, "tag", "base")
+    for line, subject in (("four", "first"), ("five", "second")):
+        with (work / "smpboot.c").open("a") as fobj:
+            fobj.write(line + "\n")
+        git(work, "commit", "-q", "-am", f"x86: {subject}")
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    (patches / tree.COVER).write_text("cover letter\n")
+    git(work, "format-patch", "-q", "--zero-commit", "--no-signature",
+        "-o", str(patches),
+        "base..HEAD")
+    git(work, "reset", "-q", "--hard", "base")
+    return work, patches
+
+
+def test_apply_then_idempotent(repo):
+    work, patches = repo
+    series = tree.series_files(patches)
+    assert [p.name[:4] for p in series] == ["0001", "0002"]
+    assert "applied" not in tree.create(tree=work, patches=series)
+    assert "up to date" in tree.create(tree=work, patches=series)
+    assert (work / "smpboot.c").read_text().endswith("five\n")
+
+
+def test_broken_patch_names_it_and_leaves_base(repo):
+    work, patches = repo
+    second = sorted(patches.glob("0002-*"))[0]
+    second.write_text(second.read_text().replace("+five", "+FIVE")
+                      .replace(" four", " FOUR"))
+    with pytest.raises(LabError, match="Patch failed at 0002"):
+        tree.create(tree=work, patches=tree.series_files(patches))
+    assert git(work, "rev-parse", "HEAD") == git(work, "rev-parse", "base")
+    assert not git(work, "status", "--porcelain")
+
+
+def test_unexported_commits_are_not_thrown_away(repo):
+    work, patches = repo
+    tree.create(tree=work, patches=tree.series_files(patches))
+    (work / "new.c").write_text("x\n")
+    git(work, "add", "new.c")
+    git(work, "commit", "-q", "-m", "x86: third")
+    with pytest.raises(LabError, match="bringup export"):
+        tree.create(tree=work, patches=tree.series_files(patches))
+
+
+def test_export_round_trip(repo, monkeypatch):
+    work, patches = repo
+    tree.create(tree=work, patches=tree.series_files(patches))
+    before = {p.name: p.read_text() for p in patches.iterdir()}
+    monkeypatch.setattr(tree, "BUILD", work.parent)
+    assert tree.export(work, patches) == 2
+    after = {p.name: p.read_text() for p in patches.iterdir()}
+    assert after == before
+    assert "up to date" in tree.create(tree=work,
+                                       patches=tree.series_files(patches))
+
+
+def test_strip_debian_ignore(tmp_path):
+    ignore = tmp_path / ".gitignore"
+    ignore.write_text("*.o\n/vmlinux\n\n#\n# Debian packaging: ignore "
+                      "everything\n#\n/*\n!/debian/\n")
+    tree.strip_debian_ignore(ignore)
+    assert ignore.read_text() == "*.o\n/vmlinux\n"

@@ -1,0 +1,112 @@
+"""`make check`: every stage of the lab, counted, ending in one
+'N passed, N failed' line.
+
+The kernel is built from patches/ applied to a scratch worktree at base
+(build/check-tree), never from the developer's tree, so a green check
+on a work machine means the same as a green CI run.
+"""
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, List
+
+from . import (checkpatch, initramfs, kernel, matrix, packages, tree,
+               worktree)
+from .errors import LabError
+from .paths import BUILD, ROOT, out_dir
+
+CHECK_TREE = BUILD / "check-tree"
+
+
+@dataclass
+class Tally:
+    passed: int = 0
+    failed: int = 0
+    failures: List[str] = field(default_factory=list)
+
+    def add(self, name: str, ok: bool, detail: str = "") -> bool:
+        print(f"check: {'PASS' if ok else 'FAIL'} {name}"
+              + (f": {detail}" if detail else ""), flush=True)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            self.failures.append(name)
+        return ok
+
+    def guard(self, name: str, step: Callable[[], str]) -> bool:
+        """Run a step that raises LabError on failure."""
+        start = time.monotonic()
+        try:
+            detail = step()
+        except LabError as err:
+            return self.add(name, False, str(err))
+        return self.add(name, True,
+                        f"{detail} ({time.monotonic() - start:.0f} s)")
+
+
+def unit_tests(tally: Tally) -> None:
+    proc = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q",
+                           "-p", "no:cacheprovider", str(ROOT / "tests")],
+                          capture_output=True, text=True, check=False)
+    last = proc.stdout.strip().splitlines()[-1:] or ["no output"]
+    passed = sum(int(n) for n in re.findall(r"(\d+) passed", last[0]))
+    tally.add(f"unit tests ({passed} passed)", proc.returncode == 0,
+              last[0] if proc.returncode else "")
+    if proc.returncode:
+        print(proc.stdout[-3000:])
+
+
+def shellcheck(tally: Tally) -> None:
+    scripts = [ROOT / "guest/init", ROOT / ".ci/run"]
+    proc = subprocess.run(["shellcheck", *map(str, scripts)],
+                          capture_output=True, text=True, check=False)
+    tally.add("shellcheck guest/init .ci/run", proc.returncode == 0,
+              proc.stdout.strip().splitlines()[0] if proc.returncode else "")
+
+
+def patches(tally: Tally) -> bool:
+    """checkpatch every patch, then git am all of them on a clean base."""
+    for rep in checkpatch.check_all():
+        tally.add(f"checkpatch --strict {rep.patch}", not rep.findings,
+                  "; ".join(rep.findings[:3]))
+    series = tree.series_files()
+
+    def apply() -> str:
+        worktree.fresh(CHECK_TREE)
+        tree.apply_series(series, CHECK_TREE)
+        return f"{len(series)} patches"
+    return tally.guard("git am on a clean base", apply)
+
+
+def run(quick: bool = False) -> int:
+    tally = Tally()
+    packages.ensure(list(packages.NEEDS))
+    unit_tests(tally)
+    shellcheck(tally)
+    applied = tally.guard("tree (base from BASE, verified)",
+                          lambda: tree.create(reset=False)
+                          if not tree.is_tree() else "present") \
+        and patches(tally)
+    if not quick and applied:
+        image = None
+
+        def build() -> str:
+            nonlocal image
+            image = kernel.build("guest", CHECK_TREE, out_dir("check"),
+                                 tag="-check")
+            return str(image)
+        if tally.guard("kernel build (guest config)", build) and image:
+            initrd = initramfs.build(CHECK_TREE)
+            rows = matrix.run("check", image, initrd,
+                              expect_modes=bool(tree.series_files()))
+            print(matrix.render(rows), flush=True)
+            for row in rows:
+                tally.add(f"boot {row.entry.name}", row.ok,
+                          "; ".join(row.problems + row.result.reasons)[:200])
+    if tally.failures:
+        print("failed: " + ", ".join(tally.failures))
+    print(f"{tally.passed} passed, {tally.failed} failed")
+    return 1 if tally.failed else 0

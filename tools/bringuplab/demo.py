@@ -1,0 +1,21 @@
+"""`make demo`: the patched kernel on 32 vCPUs, as is and serial."""
+from . import initramfs, kernel, matrix, packages, report, tree
+
+
+def run() -> int:
+    packages.ensure(list(packages.NEEDS))
+    print("lab: " + tree.create())
+    image = kernel.build("guest")
+    rows = matrix.run("demo", image, initramfs.build(),
+                      expect_modes=bool(tree.series_files()))
+    body = [[("default" if r.entry.parallel else matrix.SERIAL),
+             r.result.mode or "serial (no mode line: base kernel)",
+             f"{r.result.cpus_online}/{r.result.cpus_expected}",
+             report.fmt_ms(r.result.bringup_ms), r.result.verdict]
+            for r in rows]
+    print(report.table(["kernel command line", "mode", "CPUs online",
+                        "bringup ms", "verdict"], body))
+    if not tree.series_files():
+        print("note: patches/ holds no series yet, so both rows are the "
+              "base kernel's serial bringup.")
+    return 0 if all(r.ok for r in rows) else 1
