@@ -109,8 +109,7 @@ def render(rows: List[Row]) -> str:
         res = row.result
         why = "; ".join(row.problems + res.reasons)
         body.append([row.entry.name, row.entry.tcg,
-                     "x2apic" if (res.apic or "").find("x2apic") >= 0
-                     else "xapic",
+                     "x2apic" if "x2apic" in res.apic else "xapic",
                      "pass" if row.ok else
                      ("fail" if res.verdict == "pass" else res.verdict),
                      res.mode or "-", f"{res.cpus_online}/{res.cpus_expected}",

@@ -55,7 +55,7 @@ class BootResult:
     cpus_brought_up: Optional[int]
     mode: Optional[str]               # parallel, serial, or None
     mode_reason: Optional[str]
-    apic: Optional[str]
+    apic: str                         # APIC driver; "flat" if never switched
     bringup_start: Optional[float]
     bringup_end: Optional[float]
     bringup_ms: Optional[float]
@@ -128,7 +128,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         cpus_brought_up=int(end.group(3)) if end else None,
         mode=mode.group(1) if mode else None,
         mode_reason=mode.group(3) if mode else None,
-        apic=apic[-1] if apic else None,
+        apic=apic[-1] if apic else "flat",
         bringup_start=float(start.group(1)) if start else None,
         bringup_end=float(end.group(1)) if end else None,
         bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,

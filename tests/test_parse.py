@@ -1,0 +1,103 @@
+"""The console-log parser against real logs from real boots (tests/logs)."""
+from pathlib import Path
+
+import pytest
+
+from bringuplab import parse
+
+LOGS = Path(__file__).resolve().parent / "logs"
+
+
+def load(name: str) -> str:
+    return (LOGS / name).read_text()
+
+
+def test_good_boot():
+    res = parse.parse(load("good-intel-xapic-4cpu.log"), 4)
+    assert res.verdict == "pass", res.reasons
+    assert (res.cpus_online, res.cpus_brought_up) == (4, 4)
+    assert res.bringup_start == pytest.approx(0.556569)
+    assert res.bringup_ms == pytest.approx(63.484)
+    assert res.apic == "flat" and res.mode is None and res.done
+
+
+def test_good_boot_with_selftest_tap_and_x2apic():
+    res = parse.parse(load("good-amd-x2apic-4cpu-selftest.log"), 4,
+                      plan=["cpus", "hotplug", "selftest"])
+    assert res.verdict == "pass", res.reasons
+    assert res.apic == "cluster x2apic"
+    assert (res.tap.total, res.tap.passed) == (1, 1)
+    assert res.steps["hotplug"] == "pass"
+
+
+def test_same_log_fails_when_more_cpus_expected():
+    res = parse.parse(load("good-intel-xapic-4cpu.log"), 8)
+    assert res.verdict == "fail"
+    assert "kernel brought up 4 of 8 CPUs" in res.reasons
+
+
+def test_missing_cpus():
+    res = parse.parse(load("missing-cpus-maxcpus2.log"), 4)
+    assert res.verdict == "fail"
+    assert res.cpus_online == 2 and res.cpus_brought_up == 2
+
+
+def test_hang():
+    res = parse.parse(load("hang-killed-early.log"), 8, timed_out=True)
+    assert res.verdict == "hang"
+    assert res.bringup_ms is None and not res.done
+
+
+def test_hang_is_judged_by_timeout_not_by_content():
+    # The same truncated log without a timeout is an early exit: fail.
+    res = parse.parse(load("hang-killed-early.log"), 8)
+    assert res.verdict == "fail"
+    assert any("did not finish" in r for r in res.reasons)
+
+
+def test_panic():
+    res = parse.parse(load("panic-no-init.log"), 2)
+    assert res.verdict == "fail"
+    assert res.splats and res.splats[0].startswith("panic:")
+
+
+def test_lockdep_splat_fails_an_otherwise_good_boot():
+    res = parse.parse(load("lockdep-splat.log"), 4)
+    assert res.verdict == "fail"
+    assert [s.split(":")[0] for s in res.splats] == ["lockdep"]
+
+
+def test_selftest_requested_but_absent_fails():
+    res = parse.parse(load("good-intel-xapic-4cpu.log"), 4,
+                      plan=["cpus", "selftest"])
+    assert res.verdict == "fail"
+    assert "selftest: no TAP results" in res.reasons
+
+
+@pytest.mark.parametrize("line,kind", [
+    ("[    1.0] WARNING: CPU: 3 PID: 1 at kernel/cpu.c:123 foo+0x1", "WARN"),
+    ("[    1.0] BUG: kernel NULL pointer dereference, address: 0", "BUG"),
+    ("[    1.0] BUG: KASAN: slab-out-of-bounds in foo", "KASAN"),
+    ("[    1.0] smpboot: do_boot_cpu failed(-1) to wakeup CPU#3", "boot-failed"),
+    ("[    1.0] CPU3 failed to report alive state", "boot-failed"),
+    ("[   30.0] watchdog: BUG: soft lockup - CPU#2 stuck for 22s!", "BUG"),
+    ("[   30.0] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "stuck"),
+])
+def test_splat_kinds(line, kind):
+    assert parse.splats(line)[0].split(":")[0] == kind
+
+
+@pytest.mark.parametrize("line,mode,count,reason", [
+    ("[ 0.1] smpboot: parallel bringup of 63 CPUs", "parallel", 63, None),
+    ("[ 0.1] smpboot: serial bringup of 7 CPUs: disabled on command line",
+     "serial", 7, "disabled on command line"),
+])
+def test_mode_line(line, mode, count, reason):
+    found = parse.MODE.search(line)
+    assert (found.group(1), int(found.group(2)), found.group(3)) == \
+        (mode, count, reason)
+
+
+def test_tap_counts_skip_and_failure():
+    tap = parse.tap("ok 1 a\nnot ok 2 b # exit=1\nok 3 c # SKIP\n")
+    assert (tap.total, tap.passed, tap.failed, tap.skipped) == (3, 1, 1, 1)
