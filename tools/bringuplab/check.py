@@ -2,7 +2,7 @@
 'N passed, N failed' line.
 
 The kernel is built from patches/ applied to a scratch worktree at base
-(build/check-tree), never from the developer's tree, so a green check
+(build/check/linux), never from the developer's tree, so a green check
 on a work machine means the same as a green CI run.
 """
 import re
@@ -15,9 +15,11 @@ from typing import Callable, List
 from . import (checkpatch, initramfs, kernel, matrix, packages, tree,
                worktree)
 from .errors import LabError
-from .paths import BUILD, ROOT, out_dir
+from .paths import BUILD, ROOT
 
-CHECK_TREE = BUILD / "check-tree"
+# Trees and their out dirs are siblings named alike (linux, out-NAME) so
+# that with CCACHE_BASEDIR every tree compiles to the same ccache keys.
+CHECK_TREE = BUILD / "check" / "linux"
 
 
 @dataclass
@@ -95,7 +97,8 @@ def run(quick: bool = False) -> int:
 
         def build() -> str:
             nonlocal image
-            image = kernel.build("guest", CHECK_TREE, out_dir("check"),
+            image = kernel.build("guest", CHECK_TREE,
+                                 CHECK_TREE.parent / "out-guest",
                                  tag="-check")
             return str(image)
         if tally.guard("kernel build (guest config)", build) and image:

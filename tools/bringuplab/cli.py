@@ -5,8 +5,8 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from . import (boot, checkpatch, initramfs, kernel, machine as machmod,
-               matrix, packages, parse, tree)
+from . import (boot, checkpatch, initramfs, kconfig, kernel,
+               machine as machmod, matrix, packages, tree)
 from .errors import LabError
 
 
@@ -38,6 +38,10 @@ def cmd_export(_: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
+    for name in args.config.split(","):
+        kconfig.flavour(name)
+    if not args.each and "," in args.config:
+        raise LabError("a comma list of configs needs --each")
     packages.ensure(["kernel"])
     if args.each:
         from . import bisect
@@ -64,13 +68,14 @@ def _plan(text: str) -> List[str]:
 
 def cmd_boot(args: argparse.Namespace) -> int:
     boot.check_accel(args.accel)
-    packages.ensure(["boot", "initramfs"])
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg, args.memory,
                         nr_cpus=boot.kernel_nr_cpus(kern))
+    plan = _plan(args.plan)
+    packages.ensure(["boot", "initramfs"])
     spec = boot.BootSpec(mach, kern, initramfs.build(), args.append,
-                         _plan(args.plan), args.timeout, args.label)
+                         plan, args.timeout, args.label)
     result = boot.run(spec, quiet=args.json)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
@@ -84,6 +89,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
+    matrix.entries(args.name)
     packages.ensure(["boot", "initramfs"])
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     rows = matrix.run(args.name, kern, initramfs.build(),
@@ -192,5 +198,3 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("bringup: interrupted", file=sys.stderr)
         return 130
 
-
-__all__ = ["main", "parse"]

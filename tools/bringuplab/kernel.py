@@ -1,5 +1,6 @@
 """Building bzImage out of tree, with ccache and a progress count."""
 import filecmp
+import os
 import shutil
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from typing import List
 
 from . import kconfig
 from .errors import LabError
-from .paths import LOGS, TREE, out_dir
+from .paths import BUILD, LOGS, TREE, out_dir
 
 
 def ensure_config(tree: Path, out: Path, name: str) -> None:
@@ -32,9 +33,14 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
             "HOSTCC=gcc", *targets]
     if not shutil.which("ccache"):
         argv.remove("CC=ccache gcc")
+    # Absolute paths under build/ become relative, so scratch trees laid
+    # out like build/linux + build/out-NAME share ccache entries.
+    env = dict(os.environ)
+    env.setdefault("CCACHE_BASEDIR", str(BUILD))
     start, count = time.monotonic(), 0
     with log.open("w") as logf:
-        proc = subprocess.Popen(argv, cwd=tree, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(argv, cwd=tree, env=env,
+                                stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         assert proc.stdout is not None
         for line in proc.stdout:
