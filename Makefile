@@ -3,7 +3,7 @@ PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
 .PHONY: setup tree export kernel debug-kernel bisect initramfs demo check \
-	check-quick unit
+	check-quick unit bench bench-full
 
 setup:
 	$(BRINGUP) setup
@@ -38,3 +38,9 @@ check-quick:
 
 unit:
 	$(PYTHON) -m pytest -q tests
+
+bench:
+	$(BRINGUP) bench --suite quick
+
+bench-full:
+	$(BRINGUP) bench --suite full

@@ -39,8 +39,10 @@ def parse_base(text: str) -> Base:
         raise LabError(f"BASE: missing field {err.args[0]}") from None
 
 
-def load() -> Base:
-    return parse_base(BASE_FILE.read_text())
+def load(path: Path = BASE_FILE) -> Base:
+    if not path.is_file():
+        raise LabError(f"no pin file {path}")
+    return parse_base(path.read_text())
 
 
 def sha256(path: Path) -> str:

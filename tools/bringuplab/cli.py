@@ -124,6 +124,14 @@ def cmd_demo(_: argparse.Namespace) -> int:
     return demo.run()
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+    if args.suite not in bench.SUITES:
+        raise LabError(f"unknown suite '{args.suite}' (quick or full)")
+    packages.ensure(list(packages.NEEDS))
+    return bench.run(args.suite, args.reps)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from . import check
     return check.run(quick=args.quick)
@@ -174,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the results to this file")
     sub.add_parser("checkpatch", help="checkpatch.pl --strict every patch")
     sub.add_parser("demo", help="32 vCPUs, default vs cpuhp.parallel=0")
+    p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
+    p.add_argument("--suite", default="quick", help="quick or full")
+    p.add_argument("--reps", type=int, default=3)
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")
@@ -183,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
-            "checkpatch": cmd_checkpatch, "demo": cmd_demo,
+            "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
             "check": cmd_check}
 
 

@@ -16,6 +16,7 @@ NEEDS: Dict[str, List[str]] = {
     "initramfs": ["busybox-static"],
     "boot": ["qemu-system-x86"],
     "check": ["python3-pytest", "shellcheck", "perl"],
+    "bench": ["gnuplot-nox"],
 }
 
 # TCG in QEMU 7.2 (bookworm) has no x2APIC and stops at 255 vCPUs; the
@@ -67,6 +68,8 @@ def _apt(args: Sequence[str]) -> None:
 def ensure(stages: Sequence[str]) -> None:
     """Install what the named stages need and is missing."""
     wanted = [p for s in stages for p in NEEDS[s]]
+    # list(NEEDS) means every stage; dedupe keeps the order stable.
+    stages = list(dict.fromkeys(stages))
     missing = sorted({p for p in wanted if not installed(p)})
     need_new_qemu = "boot" in stages and qemu_version() < MIN_QEMU
     if not missing and not need_new_qemu:

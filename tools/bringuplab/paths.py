@@ -3,6 +3,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE_FILE = ROOT / "BASE"
+UPSTREAM_FILE = ROOT / "UPSTREAM"
 PATCHES = ROOT / "patches"
 KCONFIG = ROOT / "kconfig"
 GUEST = ROOT / "guest"

@@ -1,0 +1,198 @@
+"""`make bench`: our series against upstream 6.12, side by side.
+
+Boots are interleaved (A B C D A B C D ...) so that drift of this noisy
+machine hits every kernel and mode alike; results are medians.
+"""
+import json
+import shutil
+import statistics
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from . import boot, initramfs, kernel, machine as machmod, report, tree, \
+    upstream
+from .errors import LabError
+from .paths import BUILD, ROOT
+
+RESULTS = ROOT / "bench"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    kernel: str        # ours | upstream
+    append: str
+
+
+VARIANTS = [Variant("ours-parallel", "ours", ""),
+            Variant("ours-serial", "ours", "cpuhp.parallel=0"),
+            Variant("upstream-parallel", "upstream", ""),
+            Variant("upstream-serial", "upstream", "cpuhp.parallel=0")]
+
+
+@dataclass(frozen=True)
+class Setup:
+    cpus: int
+    topology: str
+    numa: int
+    tcg: str
+    profile: str
+
+    @property
+    def name(self) -> str:
+        return (f"{self.cpus}={self.topology} numa{self.numa} "
+                f"{self.tcg} {self.profile}")
+
+
+def _server(cpus: int, tcg: str, profile: str) -> Setup:
+    """2 sockets, SMT 2, 2 NUMA nodes."""
+    return Setup(cpus, f"2x{cpus // 4}x2", 2, tcg, profile)
+
+
+SUITES: Dict[str, List[Setup]] = {
+    "quick": [_server(64, "single", "intel"), _server(32, "multi", "intel"),
+              _server(32, "single", "amd")],
+    "full": [_server(n, tcg, prof) for prof in ("intel", "amd")
+             for tcg in ("single", "multi") for n in (8, 16, 32, 64)]
+    + [Setup(64, "64x1x1", 1, "single", "intel")],
+}
+
+
+@dataclass
+class Sample:
+    setup: str
+    cpus: int
+    tcg: str
+    profile: str
+    variant: str
+    rep: int
+    verdict: str
+    bringup_ms: Optional[float]
+    mode: Optional[str]
+    log: str
+
+
+def run_suite(suite: str, reps: int) -> List[Sample]:
+    if suite not in SUITES:
+        raise LabError(f"unknown suite '{suite}' (quick or full)")
+    if reps < 1:
+        raise LabError("--reps must be at least 1")
+    print("lab: bench: " + tree.create())
+    kernels = {"ours": kernel.build("guest"), "upstream": upstream.build()}
+    initrd = initramfs.build()
+    samples: List[Sample] = []
+    for rep in range(1, reps + 1):
+        for setup in SUITES[suite]:
+            mach = machmod.make(setup.cpus, setup.topology, setup.numa,
+                                setup.profile, None, setup.tcg)
+            for var in VARIANTS:
+                spec = boot.BootSpec(mach, kernels[var.kernel], initrd,
+                                     var.append, ["cpus"],
+                                     label=f"bench-{var.name}-{setup.cpus}")
+                res = boot.run(spec)
+                samples.append(Sample(setup.name, setup.cpus, setup.tcg,
+                                      setup.profile, var.name, rep,
+                                      res.verdict, res.bringup_ms, res.mode,
+                                      res.log))
+    return samples
+
+
+def medians(samples: List[Sample]) -> Dict[str, Dict[str, dict]]:
+    """setup -> variant -> {median, min, max, n, failed}."""
+    out: Dict[str, Dict[str, dict]] = {}
+    for smp in samples:
+        cell = out.setdefault(smp.setup, {}).setdefault(
+            smp.variant, {"ms": [], "failed": 0})
+        if smp.verdict == "pass" and smp.bringup_ms is not None:
+            cell["ms"].append(smp.bringup_ms)
+        else:
+            cell["failed"] += 1
+    for per_setup in out.values():
+        for cell in per_setup.values():
+            values = cell.pop("ms")
+            cell.update(n=len(values),
+                        median=statistics.median(values) if values else None,
+                        min=min(values) if values else None,
+                        max=max(values) if values else None)
+    return out
+
+
+def _ratio(num: Optional[float], den: Optional[float]) -> str:
+    return "-" if not num or not den else f"{num / den:.2f}"
+
+
+def render(stats: Dict[str, Dict[str, dict]]) -> str:
+    rows = []
+    for setup, per in stats.items():
+        for var in VARIANTS:
+            cell = per.get(var.name)
+            if not cell:
+                continue
+            own_serial = per.get(var.kernel + "-serial", {}).get("median")
+            up_par = per.get("upstream-parallel", {}).get("median")
+            rows.append([setup, var.name, report.fmt_ms(cell["median"]),
+                         f"{report.fmt_ms(cell['min'])}-"
+                         f"{report.fmt_ms(cell['max'])}",
+                         f"{cell['n']}" + (f" ({cell['failed']} failed)"
+                                           if cell["failed"] else ""),
+                         _ratio(cell["median"], own_serial),
+                         _ratio(cell["median"], up_par)])
+    return report.table(["machine", "kernel/mode", "median ms", "min-max",
+                         "boots", "x own serial", "x upstream par"], rows)
+
+
+def plot(samples: List[Sample], stats: Dict[str, Dict[str, dict]],
+         png: Path) -> Optional[Path]:
+    """Bringup ms vs vCPUs, one line per kernel/mode, for each TCG mode
+    and profile that has more than one machine size."""
+    if not shutil.which("gnuplot"):
+        return None
+    series: Dict[str, Dict[int, float]] = {}
+    for smp in samples:
+        med = stats[smp.setup][smp.variant]["median"]
+        if med is not None and "x1x1" not in smp.setup:
+            key = f"{smp.variant} ({smp.tcg}, {smp.profile})"
+            series.setdefault(key, {})[smp.cpus] = med
+    data = png.with_suffix(".dat")
+    blocks = []
+    for key, points in sorted(series.items()):
+        blocks.append(f"# {key}\n" + "\n".join(
+            f"{c} {ms:.3f}" for c, ms in sorted(points.items())))
+    data.write_text("\n\n\n".join(blocks) + "\n")
+    plots = ", ".join(f"'{data}' index {i} with linespoints title '{k}'"
+                      for i, k in enumerate(sorted(series)))
+    script = (f"set terminal png size 1000,650\nset output '{png}'\n"
+              "set xlabel 'vCPUs'\nset ylabel 'bringup ms (median)'\n"
+              "set logscale y\nset key outside right\n"
+              "set title 'smp: Bringing up -> Brought up'\n"
+              f"plot {plots}\n")
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return png
+
+
+def run(suite: str = "quick", reps: int = 3) -> int:
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    samples = run_suite(suite, reps)
+    stats = medians(samples)
+    table = render(stats)
+    print(table)
+    RESULTS.mkdir(exist_ok=True)
+    (BUILD / "bench").mkdir(parents=True, exist_ok=True)
+    raw = BUILD / "bench" / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    raw.write_text(json.dumps([asdict(s) for s in samples], indent=1))
+    (RESULTS / f"{suite}.json").write_text(json.dumps(
+        {"date": started, "suite": suite, "reps": reps,
+         "stats": stats, "samples": [asdict(s) for s in samples]},
+        indent=1))
+    png = plot(samples, stats, RESULTS / f"{suite}.png")
+    (RESULTS / f"{suite}.md").write_text(
+        f"`make bench{'' if suite == 'quick' else '-full'}` "
+        f"({suite}, {reps} boots each, interleaved), {started}, "
+        f"on a 2-core Debian 12 machine, QEMU TCG:\n\n```\n{table}\n```\n")
+    print(f"lab: bench: raw {raw}, table {RESULTS / (suite + '.md')}"
+          + (f", plot {png}" if png else ""))
+    failed = sum(s.verdict != "pass" for s in samples)
+    return 1 if failed else 0
