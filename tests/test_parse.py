@@ -101,3 +101,9 @@ def test_mode_line(line, mode, count, reason):
 def test_tap_counts_skip_and_failure():
     tap = parse.tap("ok 1 a\nnot ok 2 b # exit=1\nok 3 c # SKIP\n")
     assert (tap.total, tap.passed, tap.failed, tap.skipped) == (3, 1, 1, 1)
+
+
+def test_single_cpu_boot_says_cpu_not_cpus():
+    res = parse.parse(load("good-intel-1cpu.log"), 1)
+    assert res.verdict == "pass", res.reasons
+    assert res.cpus_brought_up == 1

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 _TS = r"^\[\s*(\d+\.\d+)\]\s"
 BRINGUP_START = re.compile(_TS + r".*smp: Bringing up secondary CPUs",
                            re.M)
-BRINGUP_END = re.compile(_TS + r".*smp: Brought up (\d+) nodes?, (\d+) CPUs",
+BRINGUP_END = re.compile(_TS + r".*smp: Brought up (\d+) nodes?, (\d+) CPUs?",
                          re.M)
 # Printed by the series: "smpboot: parallel bringup of N CPUs" or
 # "smpboot: serial bringup of N CPUs[: reason]".
