@@ -20,9 +20,9 @@ kernel: tree
 debug-kernel: tree
 	$(BRINGUP) kernel --config debug
 
-# Compile-test every patch with the guest, SMP=n and HOTPLUG_CPU=n configs.
+# Compile-test every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs.
 bisect: tree
-	$(BRINGUP) kernel --each --config guest,nosmp,nohotplug
+	$(BRINGUP) kernel --each --config guest,nosmp
 
 initramfs:
 	$(BRINGUP) initramfs

@@ -83,6 +83,25 @@ def patches(tally: Tally) -> bool:
     return tally.guard("git am on a clean base", apply)
 
 
+def build_and_boot(tally: Tally, config: str, matrix_name: str) -> None:
+    """Build the check tree with `config` and boot matrix `matrix_name`."""
+    images = []
+
+    def build() -> str:
+        images.append(kernel.build(config, CHECK_TREE,
+                                   CHECK_TREE.parent / f"out-{config}",
+                                   tag="-check"))
+        return str(images[0])
+    if not tally.guard(f"kernel build ({config} config)", build):
+        return
+    rows = matrix.run(matrix_name, images[0], initramfs.build(CHECK_TREE),
+                      expect_modes=bool(tree.series_files()))
+    print(matrix.render(rows), flush=True)
+    for row in rows:
+        tally.add(f"boot {row.entry.name}", row.ok,
+                  "; ".join(row.problems + row.result.reasons)[:200])
+
+
 def run(quick: bool = False) -> int:
     tally = Tally()
     packages.ensure(list(packages.NEEDS))
@@ -93,22 +112,8 @@ def run(quick: bool = False) -> int:
                           if not tree.is_tree() else "present") \
         and patches(tally)
     if not quick and applied:
-        image = None
-
-        def build() -> str:
-            nonlocal image
-            image = kernel.build("guest", CHECK_TREE,
-                                 CHECK_TREE.parent / "out-guest",
-                                 tag="-check")
-            return str(image)
-        if tally.guard("kernel build (guest config)", build) and image:
-            initrd = initramfs.build(CHECK_TREE)
-            rows = matrix.run("check", image, initrd,
-                              expect_modes=bool(tree.series_files()))
-            print(matrix.render(rows), flush=True)
-            for row in rows:
-                tally.add(f"boot {row.entry.name}", row.ok,
-                          "; ".join(row.problems + row.result.reasons)[:200])
+        for config, name in (("guest", "check"), ("debug", "debug")):
+            build_and_boot(tally, config, name)
     if tally.failures:
         print("failed: " + ", ".join(tally.failures))
     print(f"{tally.passed} passed, {tally.failed} failed")

@@ -49,6 +49,13 @@ MATRICES: Dict[str, List[Entry]] = {
               x2apic=True, plan=("cpus", "selftest")),
         *_both(Entry("intel-64-2x16x2", 64, "2x16x2", numa=2)),
     ],
+    # Booted with the debug (lockdep) kernel.
+    "debug": [Entry("debug-16-single", 16, "2x4x2", numa=2,
+                    plan=("cpus", "hotplug")),
+              Entry("debug-16-multi-x2apic", 16, "2x4x2", numa=2,
+                    x2apic=True, tcg="multi", plan=("cpus", "hotplug")),
+              Entry("debug-16-multi-serial", 16, "2x4x2", numa=2,
+                    tcg="multi", parallel=False, append=SERIAL)],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],
