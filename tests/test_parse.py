@@ -33,7 +33,7 @@ def test_good_boot_with_selftest_tap_and_x2apic():
 def test_same_log_fails_when_more_cpus_expected():
     res = parse.parse(load("good-intel-xapic-4cpu.log"), 8)
     assert res.verdict == "fail"
-    assert "kernel brought up 4 of 8 CPUs" in res.reasons
+    assert "kernel 1: brought up 4 of 8 CPUs" in res.reasons
 
 
 def test_missing_cpus():

@@ -58,7 +58,8 @@ def cmd_initramfs(_: argparse.Namespace) -> int:
 
 def _plan(text: str) -> List[str]:
     steps = [s for s in text.split(",") if s]
-    known = ("cpus", "hotplug", "selftest", "selftest-all")
+    known = ("cpus", "hotplug", "selftest", "selftest-all", "kexec",
+             "suspend", "stress")
     bad = [s for s in steps if s not in known]
     if bad:
         raise LabError(f"unknown plan step '{bad[0]}' (known: "
@@ -74,7 +75,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
                         nr_cpus=boot.kernel_nr_cpus(kern))
     plan = _plan(args.plan)
     packages.ensure(["boot", "initramfs"])
-    spec = boot.BootSpec(mach, kern, initramfs.build(), args.append,
+    initrd = initramfs.build(kernel=kern if "kexec" in plan else None)
+    spec = boot.BootSpec(mach, kern, initrd, args.append,
                          plan, args.timeout, args.label)
     result = boot.run(spec, quiet=args.json)
     if args.json:
@@ -170,7 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", type=int, default=0, help="MiB")
     p.add_argument("--append", default="", help="extra kernel parameters")
     p.add_argument("--plan", default="cpus",
-                   help="guest steps: cpus,hotplug,selftest,selftest-all")
+                   help="guest steps: cpus,hotplug,selftest,selftest-all,"
+                   "kexec (lab.kexec=N),suspend (lab.suspend=N),stress "
+                   "(lab.stress=OPS)")
     p.add_argument("--kernel", help="bzImage to boot (default: ours)")
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds before the verdict is hang")

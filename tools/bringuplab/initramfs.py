@@ -10,7 +10,7 @@ import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Optional
 
 from .errors import LabError
 from .paths import BUILD, GUEST, TREE
@@ -20,7 +20,7 @@ DIRS = ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "proc", "sys", "dev",
         "tmp", "lib", "lib64", "etc", "lab", "lab/selftests",
         "lab/selftests/cpu-hotplug"]
 # Dynamically linked host programs the guest runs, copied with their libs.
-HOST_PROGRAMS = ["/bin/bash"]
+HOST_PROGRAMS = ["/bin/bash", "/sbin/kexec"]
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,10 @@ def _file(name: str, path: Path, mode: int = 0o755) -> Entry:
             from None
 
 
-def entries(tree: Path = TREE) -> List[Entry]:
-    """Everything that goes into the image."""
+def entries(tree: Path = TREE,
+            kernel: Optional[Path] = None) -> List[Entry]:
+    """Everything that goes into the image; `kernel` becomes
+    /lab/bzImage, the kernel the guest's kexec step loads."""
     items: Dict[str, Entry] = {}
     for d in DIRS:
         items[d] = Entry(d, stat.S_IFDIR | 0o755)
@@ -82,6 +84,8 @@ def entries(tree: Path = TREE) -> List[Entry]:
         for lib in shared_libs(prog):
             real = Path(lib).resolve()
             items[lib.lstrip("/")] = _file(lib.lstrip("/"), real)
+    if kernel:
+        items["lab/bzImage"] = _file("lab/bzImage", kernel, 0o644)
     tests = sorted((tree / SELFTESTS).glob("*.sh"))
     if not tests:
         raise LabError(f"no selftests in {tree / SELFTESTS}")
@@ -97,9 +101,10 @@ def entries(tree: Path = TREE) -> List[Entry]:
     return sorted(items.values(), key=lambda e: (e.name.count("/"), e.name))
 
 
-def build(tree: Path = TREE, dest_dir: Path = BUILD) -> Path:
+def build(tree: Path = TREE, dest_dir: Path = BUILD,
+          kernel: Optional[Path] = None) -> Path:
     """Write the gzipped image, named by content hash; return its path."""
-    data = cpio(entries(tree))
+    data = cpio(entries(tree, kernel))
     digest = hashlib.sha256(data).hexdigest()[:12]
     dest = dest_dir / f"initramfs-{digest}.cpio.gz"
     if not dest.exists():

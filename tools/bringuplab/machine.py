@@ -66,6 +66,8 @@ class Machine:
                 "-m", f"{self.memory()}M",
                 "-nodefaults", "-display", "none", "-serial", "stdio",
                 "-monitor", "none", "-no-reboot",
+                # S3 for the guest's suspend step (woken by the RTC).
+                "-global", "ICH9-LPC.disable_s3=0",
                 "-kernel", str(kernel), "-append", cmdline]
         if initrd:
             argv += ["-initrd", str(initrd)]

@@ -13,7 +13,8 @@ NEEDS: Dict[str, List[str]] = {
     "tree": ["git", "xz-utils", "patch"],
     "kernel": ["build-essential", "flex", "bison", "bc", "libelf-dev",
                "libssl-dev", "ccache", "cpio", "kmod", "python3"],
-    "initramfs": ["busybox-static"],
+    # kexec-tools: the guest's kexec; the host never loads a kernel with it.
+    "initramfs": ["busybox-static", "kexec-tools"],
     "boot": ["qemu-system-x86"],
     "check": ["python3-pytest", "shellcheck", "perl"],
     "bench": ["gnuplot-nox"],
@@ -85,6 +86,11 @@ def ensure(stages: Sequence[str]) -> None:
     print(f"lab: installing {' '.join(missing) or 'qemu-system-x86'}",
           file=sys.stderr)
     _apt(["update", "-qq"])
+    if "kexec-tools" in missing:
+        # Keep the host's own reboots ordinary.
+        subprocess.run(["debconf-set-selections"], text=True, check=False,
+                       input="kexec-tools kexec-tools/load_kexec boolean "
+                       "false\n", capture_output=True)
     plain = [p for p in missing if p not in BACKPORTS]
     if plain:
         _apt(["install", "-y", "-qq", *plain])

@@ -64,6 +64,9 @@ class BootResult:
     steps: Dict[str, str] = field(default_factory=dict)
     done: bool = False
     log: str = ""
+    boots: int = 0                    # kernels started (kexec chains: >1)
+    brought_up_each: List[int] = field(default_factory=list)
+    online_each: List[int] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -107,9 +110,12 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     """
     start = BRINGUP_START.search(text)
     end = BRINGUP_END.search(text)
+    ups = [int(m.group(3)) for m in BRINGUP_END.finditer(text)]
+    boots = len(re.findall(r"\] Linux version ", text))
     mode = MODE.search(text)
     apic = APIC_MODE.findall(text)
     online = None
+    all_online: List[int] = []
     steps: Dict[str, str] = {}
     done = False
     for match in LAB_LINE.finditer(text):
@@ -117,6 +123,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         fields = lab_fields(match.group(1))
         if words[0] == "cpus" and "online_count" in fields:
             online = int(fields["online_count"])
+            all_online.append(online)
             steps["cpus"] = "pass"
         elif words[0] == "step" and len(words) > 1:
             steps[words[1]] = fields.get("result", "done")
@@ -132,7 +139,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         bringup_start=float(start.group(1)) if start else None,
         bringup_end=float(end.group(1)) if end else None,
         bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
-        done=done, log=log)
+        done=done, log=log, boots=boots, brought_up_each=ups,
+        online_each=all_online)
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
                                * 1000.0, 3)
@@ -153,12 +161,18 @@ def judge(res: BootResult, timed_out: bool, plan: List[str]) -> List[str]:
         why.append("guest did not finish /init (crash or early exit)")
     if res.cpus_brought_up is None:
         why.append("no 'smp: Brought up' line")
-    elif res.cpus_brought_up != res.cpus_expected:
-        why.append(f"kernel brought up {res.cpus_brought_up} of "
-                   f"{res.cpus_expected} CPUs")
-    if "cpus" in plan and res.cpus_online != res.cpus_expected:
-        why.append(f"sysfs: {res.cpus_online} of {res.cpus_expected} CPUs "
-                   "online")
+    else:
+        for num, count in enumerate(res.brought_up_each, 1):
+            if count != res.cpus_expected:
+                why.append(f"kernel {num}: brought up {count} of "
+                           f"{res.cpus_expected} CPUs")
+    if "cpus" in plan:
+        if not res.online_each:
+            why.append(f"sysfs: None of {res.cpus_expected} CPUs online")
+        for num, count in enumerate(res.online_each, 1):
+            if count != res.cpus_expected:
+                why.append(f"sysfs (kernel {num}): {count} of "
+                           f"{res.cpus_expected} CPUs online")
     for step in plan:
         name = "selftest" if step.startswith("selftest") else step
         if name == "cpus":
