@@ -3,7 +3,7 @@ PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
 .PHONY: setup tree export kernel debug-kernel bisect initramfs demo check \
-	check-quick unit bench bench-full
+	check-quick unit bench bench-full soak
 
 setup:
 	$(BRINGUP) setup
@@ -44,3 +44,6 @@ bench:
 
 bench-full:
 	$(BRINGUP) bench --suite full
+
+soak:
+	$(BRINGUP) soak

@@ -24,6 +24,8 @@ class BootSpec:
     plan: List[str] = field(default_factory=lambda: ["cpus"])
     timeout: float = 0
     label: str = "boot"
+    expect_online: Optional[int] = None   # default: every vCPU
+    expect_boot: Optional[int] = None     # CPUs the kernel brings up
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
@@ -96,8 +98,9 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     if qemu_err and "LAB: " not in text:
         raise LabError(f"QEMU refused the machine: {qemu_err[0]} "
                        f"(log: {log})")
-    result = parse.parse(text, spec.mach.cpus, timed_out, str(log),
-                         spec.plan)
+    online = spec.expect_online or spec.mach.cpus
+    result = parse.parse(text, online, timed_out, str(log), spec.plan,
+                         spec.expect_boot)
     if not quiet:
         print(f"lab: {spec.label}: {result.verdict} in {wall:.0f} s, "
               f"log {log}", file=sys.stderr)

@@ -94,7 +94,8 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str) -> None:
         return str(images[0])
     if not tally.guard(f"kernel build ({config} config)", build):
         return
-    rows = matrix.run(matrix_name, images[0], initramfs.build(CHECK_TREE),
+    initrd = initramfs.build(CHECK_TREE, kernel=images[0])
+    rows = matrix.run(matrix_name, images[0], initrd,
                       expect_modes=bool(tree.series_files()))
     print(matrix.render(rows), flush=True)
     for row in rows:

@@ -58,8 +58,8 @@ def cmd_initramfs(_: argparse.Namespace) -> int:
 
 def _plan(text: str) -> List[str]:
     steps = [s for s in text.split(",") if s]
-    known = ("cpus", "hotplug", "selftest", "selftest-all", "kexec",
-             "suspend", "stress")
+    known = ("cpus", "hotplug", "online-all", "selftest", "selftest-all",
+             "kexec", "suspend", "stress")
     bad = [s for s in steps if s not in known]
     if bad:
         raise LabError(f"unknown plan step '{bad[0]}' (known: "
@@ -134,6 +134,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench.run(args.suite, args.reps)
 
 
+def cmd_soak(args: argparse.Namespace) -> int:
+    from . import soak
+    return soak.run(args.boots, args.seed,
+                    [s for s in args.only.split(",") if s])
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from . import check
     return check.run(quick=args.quick)
@@ -189,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", help="quick or full")
     p.add_argument("--reps", type=int, default=3)
+    p = sub.add_parser("soak", help="the long reliability run")
+    p.add_argument("--boots", type=int, default=300,
+                   help="random machines in the matrix scenario")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", default="", help="comma list of scenarios")
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")
@@ -199,6 +210,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
+            "soak": cmd_soak,
             "check": cmd_check}
 
 

@@ -1,5 +1,5 @@
 """Named lists of boots, run in order and summarized."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -20,6 +20,9 @@ class Entry:
     parallel: bool = True
     plan: Tuple[str, ...] = ("cpus",)
     append: str = ""
+    expect_online: Optional[int] = None   # default: cpus
+    expect_boot: Optional[int] = None     # default: expect_online
+    timeout: float = 0
 
 
 SERIAL = "cpuhp.parallel=0"
@@ -27,9 +30,9 @@ SERIAL = "cpuhp.parallel=0"
 
 def _both(entry: Entry) -> List[Entry]:
     """The entry in the default (parallel) mode and with the flag."""
-    return [entry, Entry(entry.name + "-serial", entry.cpus, entry.topology,
-                         entry.numa, entry.profile, entry.x2apic, entry.tcg,
-                         False, entry.plan, SERIAL)]
+    return [entry, replace(entry, name=entry.name + "-serial",
+                           parallel=False,
+                           append=(entry.append + " " + SERIAL).strip())]
 
 
 MATRICES: Dict[str, List[Entry]] = {
@@ -48,6 +51,17 @@ MATRICES: Dict[str, List[Entry]] = {
         Entry("amd-16-x2apic-selftest", 16, "2x4x2", numa=2, profile="amd",
               x2apic=True, plan=("cpus", "selftest")),
         *_both(Entry("intel-64-2x16x2", 64, "2x16x2", numa=2)),
+        # Short forms of the soak scenarios (make soak runs the long ones).
+        Entry("intel-8-maxcpus2-then-online", 8, "2x2x2", numa=2,
+              append="maxcpus=2", plan=("online-all", "cpus"),
+              expect_boot=2),
+        Entry("amd-8-parallel-garbage", 8, "2x2x2", profile="amd",
+              append="cpuhp.parallel=xyz"),
+        Entry("intel-8-stress-s3-mttcg", 8, "2x2x2", numa=2, tcg="multi",
+              plan=("cpus", "stress", "suspend"),
+              append="lab.stress=200 lab.suspend=2"),
+        Entry("amd-8-kexec-x2", 8, "2x2x2", profile="amd", x2apic=True,
+              plan=("cpus", "kexec"), append="lab.kexec=2"),
     ],
     # Booted with the debug (lockdep) kernel.
     "debug": [Entry("debug-16-single", 16, "2x4x2", numa=2,
@@ -76,7 +90,8 @@ def spec(entry: Entry, kernel: Path, initrd: Path,
                         entry.profile, entry.x2apic, entry.tcg,
                         nr_cpus=nr_cpus)
     return boot.BootSpec(mach, kernel, initrd, entry.append,
-                         list(entry.plan), label=entry.name)
+                         list(entry.plan), entry.timeout, entry.name,
+                         entry.expect_online, entry.expect_boot)
 
 
 @dataclass
@@ -92,11 +107,17 @@ class Row:
 
 def run(name: str, kernel: Path, initrd: Path,
         expect_modes: bool) -> List[Row]:
+    """Boot every entry of a named matrix."""
+    return run_entries(entries(name), kernel, initrd, expect_modes)
+
+
+def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
+                expect_modes: bool) -> List[Row]:
     """Boot every entry; with expect_modes the dmesg bringup mode must
     match the entry's (parallel by default, serial with the flag)."""
     rows = []
     nr_cpus = boot.kernel_nr_cpus(kernel)
-    for entry in entries(name):
+    for entry in todo:
         result = boot.run(spec(entry, kernel, initrd, nr_cpus))
         row = Row(entry, result)
         want = "parallel" if entry.parallel else "serial"

@@ -101,12 +101,15 @@ def tap(text: str) -> Tap:
 
 
 def parse(text: str, cpus_expected: int, timed_out: bool = False,
-          log: str = "", plan: Optional[List[str]] = None) -> BootResult:
+          log: str = "", plan: Optional[List[str]] = None,
+          boot_expected: Optional[int] = None) -> BootResult:
     """Judge one boot from its console log.
 
     pass: /init finished, every expected CPU online (per the kernel and
     per sysfs), every requested step passed, no splat.
     hang: QEMU had to be killed at the timeout. fail: everything else.
+    boot_expected: CPUs the kernel should bring up itself, if fewer than
+    cpus_expected (maxcpus=, then the guest onlines the rest).
     """
     start = BRINGUP_START.search(text)
     end = BRINGUP_END.search(text)
@@ -144,7 +147,9 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
                                * 1000.0, 3)
-    res.reasons = judge(res, timed_out, plan or ["cpus"])
+    res.reasons = judge(res, timed_out, plan or ["cpus"],
+                        cpus_expected if boot_expected is None
+                        else boot_expected)
     if timed_out:
         res.verdict = "hang"
     elif res.reasons:
@@ -152,7 +157,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     return res
 
 
-def judge(res: BootResult, timed_out: bool, plan: List[str]) -> List[str]:
+def judge(res: BootResult, timed_out: bool, plan: List[str],
+          boot_expected: int) -> List[str]:
     """Why the boot is not a pass (empty list: it is)."""
     why = []
     if timed_out:
@@ -163,9 +169,9 @@ def judge(res: BootResult, timed_out: bool, plan: List[str]) -> List[str]:
         why.append("no 'smp: Brought up' line")
     else:
         for num, count in enumerate(res.brought_up_each, 1):
-            if count != res.cpus_expected:
+            if count != boot_expected:
                 why.append(f"kernel {num}: brought up {count} of "
-                           f"{res.cpus_expected} CPUs")
+                           f"{boot_expected} CPUs")
     if "cpus" in plan:
         if not res.online_each:
             why.append(f"sysfs: None of {res.cpus_expected} CPUs online")

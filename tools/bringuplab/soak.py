@@ -1,0 +1,148 @@
+"""`make soak`: the proof that bringup does not hang or lose a CPU.
+
+Scenarios, each a list of boots with a verdict per boot:
+  matrix    - random (seeded) machines over 1..128 vCPUs, both profiles,
+              APIC modes, sparse APIC IDs, SMT on/off, 1-4 NUMA nodes,
+              both TCG modes, both bringup modes; a few >255 APIC IDs
+  cmdline   - maxcpus= then sysfs online, nr_cpus=, possible_cpus=, nosmp,
+              nox2apic, garbage cpuhp.parallel=, no_parallel_bringup
+  hotplug   - cpu-on-off-test.sh -a and concurrent hotplug writers
+  kexec     - a chain of kexec reboots, all CPUs online each time
+  suspend   - S3 cycles woken by the RTC, all CPUs back each time
+  debug     - the lockdep kernel at 16 and 32 vCPUs, both TCG modes
+"""
+import random
+from dataclasses import dataclass
+from typing import Dict, List
+
+from . import initramfs, kernel, matrix, packages, report, tree
+from .errors import LabError
+from .matrix import SERIAL, Entry
+
+SIZES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
+WEIGHTS = [3, 6, 3, 8, 4, 10, 5, 10, 4, 8, 2, 4, 1, 1]
+
+
+def _layouts(cpus: int) -> List[tuple]:
+    """(sockets, cores, threads) that multiply to cpus, at most 4 sockets."""
+    return [(s, cpus // (s * t), t) for s in (1, 2, 4) for t in (1, 2)
+            if cpus % (s * t) == 0 and cpus // (s * t) >= 1]
+
+
+def random_entries(count: int, seed: int) -> List[Entry]:
+    rng = random.Random(seed)
+    out: List[Entry] = []
+    for num in range(count):
+        cpus = rng.choices(SIZES, WEIGHTS)[0]
+        sockets, cores, threads = rng.choice(_layouts(cpus))
+        nodes = [k for k in (1, 2, 3, 4) if (sockets * cores) % k == 0]
+        numa = rng.choice(nodes)
+        profile = rng.choice(["intel", "amd"])
+        x2apic = rng.random() < 0.5
+        tcg = "multi" if cpus <= 32 and rng.random() < 0.4 else "single"
+        parallel = rng.random() < 0.7
+        nosmt = threads == 2 and rng.random() < 0.15
+        append = " ".join(a for a in ((SERIAL if not parallel else ""),
+                                       ("nosmt" if nosmt else "")) if a)
+        online = cpus // 2 if nosmt else cpus
+        name = (f"m{num:03d}-{profile}-{cpus}-{sockets}x{cores}x{threads}"
+                f"-n{numa}-{'x2' if x2apic else 'x'}apic-{tcg}"
+                f"{'-serial' if not parallel else ''}"
+                f"{'-nosmt' if nosmt else ''}")
+        out.append(Entry(name, cpus, f"{sockets}x{cores}x{threads}", numa,
+                         profile, x2apic, tcg, parallel, ("cpus",), append,
+                         expect_online=online))
+    # APIC IDs above 255 (5 sockets of 17 cores: IDs up to 289) need
+    # x2APIC with interrupt remapping.
+    out.append(Entry("m-x2apic-ids-above-255", 170, "5x17x2", 1, "intel",
+                     True, timeout=2400))
+    return out
+
+
+def fixed() -> Dict[str, List[Entry]]:
+    eight = dict(cpus=8, topology="2x2x2", numa=2)
+    return {
+        "cmdline": [
+            Entry("maxcpus-then-online", **eight, append="maxcpus=2",
+                  plan=("online-all", "cpus"), expect_boot=2),
+            Entry("nr-cpus-below-present", **eight, append="nr_cpus=4",
+                  expect_online=4),
+            Entry("possible-cpus-above", **eight, append="possible_cpus=12"),
+            Entry("nosmp", **eight, append="nosmp", expect_online=1,
+                  parallel=False),
+            Entry("nox2apic", **eight, x2apic=True, append="nox2apic"),
+            Entry("parallel-garbage", **eight, append="cpuhp.parallel=xyz"),
+            Entry("no-parallel-bringup-alias", **eight, parallel=False,
+                  append="no_parallel_bringup"),
+        ],
+        "hotplug": [
+            Entry("selftest-all", **eight, plan=("cpus", "selftest-all")),
+            Entry("stress-1000", **eight, plan=("cpus", "stress"),
+                  append="lab.stress=1000", timeout=1200),
+            Entry("stress-1000-mttcg", **eight, tcg="multi",
+                  plan=("cpus", "stress"), append="lab.stress=1000",
+                  timeout=1200),
+        ],
+        "kexec": [Entry("kexec-10", **eight, plan=("cpus", "kexec"),
+                        append="lab.kexec=10", timeout=900)],
+        "suspend": [Entry("s3-5", **eight, plan=("cpus", "suspend"),
+                          append="lab.suspend=5", timeout=600)],
+    }
+
+
+def debug_entries() -> List[Entry]:
+    return [Entry(f"debug-{n}-{tcg}{'-serial' if not par else ''}", n,
+                  f"2x{n // 4}x2", 2, "intel", None, tcg, par,
+                  ("cpus", "hotplug"), "" if par else SERIAL, timeout=1800)
+            for n in (16, 32) for tcg in ("single", "multi")
+            for par in (True, False)]
+
+
+@dataclass
+class Summary:
+    scenario: str
+    tried: int
+    passed: int
+    failed: int
+    hung: int
+
+
+def run(boots: int = 300, seed: int = 1,
+        only: List[str] = None) -> int:
+    scenarios = ["matrix", "cmdline", "hotplug", "kexec", "suspend",
+                 "debug"]
+    for name in only or []:
+        if name not in scenarios:
+            raise LabError(f"unknown scenario '{name}' (known: "
+                           f"{', '.join(scenarios)})")
+    packages.ensure(list(packages.NEEDS))
+    print("lab: soak: " + tree.create())
+    image = kernel.build("guest")
+    initrd = initramfs.build()
+    with_kernel = initramfs.build(kernel=image)
+    modes = bool(tree.series_files())
+    todo = {"matrix": random_entries(boots, seed), **fixed()}
+    sums: List[Summary] = []
+    for name in scenarios:
+        if only and name not in only:
+            continue
+        if name == "debug":
+            dimage = kernel.build("debug")
+            rows = matrix.run_entries(debug_entries(), dimage,
+                                      initrd, modes)
+        else:
+            rd = with_kernel if name == "kexec" else initrd
+            rows = matrix.run_entries(todo[name], image, rd, modes)
+        print(matrix.render(rows), flush=True)
+        verdicts = [("pass" if r.ok else
+                     ("hang" if r.result.verdict == "hang" else "fail"))
+                    for r in rows]
+        sums.append(Summary(name, len(rows), verdicts.count("pass"),
+                            verdicts.count("fail"), verdicts.count("hang")))
+    print(report.table(["scenario", "boots", "passed", "failed", "hung"],
+                       [[s.scenario, s.tried, s.passed, s.failed, s.hung]
+                        for s in sums]))
+    tried = sum(s.tried for s in sums)
+    bad = sum(s.failed + s.hung for s in sums)
+    print(f"{tried - bad} passed, {bad} failed")
+    return 1 if bad else 0
