@@ -107,3 +107,11 @@ def test_single_cpu_boot_says_cpu_not_cpus():
     res = parse.parse(load("good-intel-1cpu.log"), 1)
     assert res.verdict == "pass", res.reasons
     assert res.cpus_brought_up == 1
+
+
+def test_kexec_chain_that_panics_in_the_second_kernel():
+    res = parse.parse(load("base-kexec-ir-timer-panic.log"), 8,
+                      plan=["cpus", "kexec"])
+    assert res.verdict == "fail" and res.boots == 2
+    assert any(s.startswith("panic:") for s in res.splats)
+    assert "step kexec: missing" in res.reasons

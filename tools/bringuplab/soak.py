@@ -83,8 +83,12 @@ def fixed() -> Dict[str, List[Entry]]:
                   plan=("cpus", "stress"), append="lab.stress=1000",
                   timeout=1200),
         ],
-        "kexec": [Entry("kexec-10", **eight, plan=("cpus", "kexec"),
-                        append="lab.kexec=10", timeout=900)],
+        # xAPIC: after kexec with QEMU's interrupt remapping on, the base
+        # kernel already panics ("timer doesn't work through
+        # Interrupt-remapped IO-APIC"), see tests/logs/base-kexec-*.
+        "kexec": [Entry("kexec-10", **eight, x2apic=False,
+                        plan=("cpus", "kexec"), append="lab.kexec=10",
+                        timeout=900)],
         "suspend": [Entry("s3-5", **eight, plan=("cpus", "suspend"),
                           append="lab.suspend=5", timeout=600)],
     }
