@@ -112,6 +112,6 @@ def test_single_cpu_boot_says_cpu_not_cpus():
 def test_kexec_chain_that_panics_in_the_second_kernel():
     res = parse.parse(load("base-kexec-ir-timer-panic.log"), 8,
                       plan=["cpus", "kexec"])
-    assert res.verdict == "fail" and res.boots == 2
+    assert res.verdict == "fail" and res.boots == 3
     assert any(s.startswith("panic:") for s in res.splats)
     assert "step kexec: missing" in res.reasons
