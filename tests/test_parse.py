@@ -87,15 +87,17 @@ def test_splat_kinds(line, kind):
     assert parse.splats(line)[0].split(":")[0] == kind
 
 
-@pytest.mark.parametrize("line,mode,count,reason", [
-    ("[ 0.1] smpboot: parallel bringup of 63 CPUs", "parallel", 63, None),
-    ("[ 0.1] smpboot: serial bringup of 7 CPUs: disabled on command line",
-     "serial", 7, "disabled on command line"),
-])
-def test_mode_line(line, mode, count, reason):
-    found = parse.MODE.search(line)
-    assert (found.group(1), int(found.group(2)), found.group(3)) == \
-        (mode, count, reason)
+def test_series_mode_lines_parallel_and_serial():
+    par = parse.parse(load("series-intel-16-parallel.log"), 16,
+                      plan=["cpus", "hotplug", "selftest"])
+    assert par.verdict == "pass", par.reasons
+    assert (par.mode, par.mode_reason) == ("parallel", None)
+    assert (par.tap.total, par.tap.passed) == (2, 2)
+    ser = parse.parse(load("series-intel-16-serial.log"), 16,
+                      plan=["cpus", "hotplug", "selftest"])
+    assert ser.verdict == "pass", ser.reasons
+    assert (ser.mode, ser.mode_reason) == \
+        ("serial", "switched off on the command line")
 
 
 def test_tap_counts_skip_and_failure():

@@ -9,9 +9,10 @@ BRINGUP_START = re.compile(_TS + r".*smp: Bringing up secondary CPUs",
 BRINGUP_END = re.compile(_TS + r".*smp: Brought up (\d+) nodes?, (\d+) CPUs?",
                          re.M)
 # Printed by the series: "smpboot: parallel bringup of N CPUs" or
-# "smpboot: serial bringup of N CPUs[: reason]".
-MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs"
-                  r"(?:: (.*))?$", re.M)
+# "smpboot: serial bringup of N CPUs", and, when parallel bringup is
+# configured but not used, "smpboot: parallel bringup disabled: reason".
+MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs", re.M)
+MODE_REASON = re.compile(r"parallel bringup disabled: (.*?)\s*$", re.M)
 APIC_MODE = re.compile(r"(?:APIC: )?Switched APIC routing to[: ]+(.*?)\.?$",
                        re.M)
 LAB_LINE = re.compile(r"^LAB: (.*)$", re.M)
@@ -116,6 +117,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     ups = [int(m.group(3)) for m in BRINGUP_END.finditer(text)]
     boots = len(re.findall(r"\] Linux version ", text))
     mode = MODE.search(text)
+    reason = MODE_REASON.search(text)
     apic = APIC_MODE.findall(text)
     online = None
     all_online: List[int] = []
@@ -137,7 +139,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         cpus_online=online,
         cpus_brought_up=int(end.group(3)) if end else None,
         mode=mode.group(1) if mode else None,
-        mode_reason=mode.group(3) if mode else None,
+        mode_reason=reason.group(1) if reason else None,
         apic=apic[-1] if apic else "flat",
         bringup_start=float(start.group(1)) if start else None,
         bringup_end=float(end.group(1)) if end else None,
