@@ -7,7 +7,6 @@ on a work machine means the same as a green CI run.
 """
 import re
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, List
@@ -108,7 +107,7 @@ def run(quick: bool = False) -> int:
     packages.ensure(list(packages.NEEDS))
     unit_tests(tally)
     shellcheck(tally)
-    applied = tally.guard("tree (base from BASE, verified)",
+    applied = tally.guard("tree build/linux (made from BASE if missing)",
                           lambda: tree.create(reset=False)
                           if not tree.is_tree() else "present") \
         and patches(tally)

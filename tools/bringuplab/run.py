@@ -7,11 +7,11 @@ from .errors import LabError
 
 
 def run(argv: Sequence[str], cwd: Optional[Path] = None,
-        check: bool = True, quiet: bool = False,
-        env: Optional[dict] = None) -> subprocess.CompletedProcess:
+        check: bool = True,
+        quiet: bool = False) -> subprocess.CompletedProcess:
     """Run argv; on failure raise LabError with the tail of its output."""
     try:
-        proc = subprocess.run(list(argv), cwd=cwd, env=env, text=True,
+        proc = subprocess.run(list(argv), cwd=cwd, text=True,
                               stdout=subprocess.PIPE if quiet else None,
                               stderr=subprocess.STDOUT if quiet else None,
                               check=False)
