@@ -100,6 +100,24 @@ def test_series_mode_lines_parallel_and_serial():
         ("serial", "switched off on the command line")
 
 
+def test_bringup_timing_phases_from_a_real_boot():
+    res = parse.parse(load("series-intel-16-timing.log"), 16)
+    assert res.verdict == "pass", res.reasons
+    assert list(res.phases_us) == [
+        "kick", "alive", "callin", "tsc-sync", "online", "ap-setup",
+        "ap-calibrate", "ap-starting", "other"]
+    assert res.phases_us["tsc-sync"] == 31873
+    assert res.phases_us["other"] == 65380
+
+
+def test_bringup_timing_absent_and_kexec_keeps_first_report():
+    assert parse.parse(load("series-intel-16-parallel.log"), 16).phases_us \
+        == {}
+    one = "[ 1.0] smpboot: bringup timing: kick   10 us\n"
+    two = "[ 9.0] smpboot: bringup timing: kick   99 us\n"
+    assert parse.phases(one + two) == {"kick": 10}
+
+
 def test_tap_counts_skip_and_failure():
     tap = parse.tap("ok 1 a\nnot ok 2 b # exit=1\nok 3 c # SKIP\n")
     assert (tap.total, tap.passed, tap.failed, tap.skipped) == (3, 1, 1, 1)

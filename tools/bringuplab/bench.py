@@ -8,7 +8,7 @@ import shutil
 import statistics
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -27,8 +27,10 @@ class Variant:
     append: str
 
 
-VARIANTS = [Variant("ours-parallel", "ours", ""),
-            Variant("ours-serial", "ours", "cpuhp.parallel=0"),
+# Our kernel also prints its per-phase bringup report ("bringup_timing");
+# the switch costs a flag test per phase and changes nothing else.
+VARIANTS = [Variant("ours-parallel", "ours", "bringup_timing"),
+            Variant("ours-serial", "ours", "bringup_timing cpuhp.parallel=0"),
             Variant("upstream-parallel", "upstream", ""),
             Variant("upstream-serial", "upstream", "cpuhp.parallel=0")]
 
@@ -73,6 +75,7 @@ class Sample:
     bringup_ms: Optional[float]
     mode: Optional[str]
     log: str
+    phases_us: Dict[str, int] = field(default_factory=dict)
 
 
 def run_suite(suite: str, reps: int) -> List[Sample]:
@@ -96,7 +99,7 @@ def run_suite(suite: str, reps: int) -> List[Sample]:
                 samples.append(Sample(setup.name, setup.cpus, setup.tcg,
                                       setup.profile, var.name, rep,
                                       res.verdict, res.bringup_ms, res.mode,
-                                      res.log))
+                                      res.log, dict(res.phases_us)))
     return samples
 
 
@@ -118,6 +121,27 @@ def medians(samples: List[Sample]) -> Dict[str, Dict[str, dict]]:
                         min=min(values) if values else None,
                         max=max(values) if values else None)
     return out
+
+
+def phase_table(samples: List[Sample]) -> str:
+    """Median ms per bringup phase of our kernel, per setup and mode."""
+    cells: Dict[tuple, Dict[str, List[int]]] = {}
+    names: List[str] = []
+    for smp in samples:
+        if smp.verdict != "pass" or not smp.phases_us:
+            continue
+        cell = cells.setdefault((smp.setup, smp.variant), {})
+        for name, usec in smp.phases_us.items():
+            cell.setdefault(name, []).append(usec)
+            if name not in names:
+                names.append(name)
+    if not cells:
+        return ""
+    rows = [[setup, variant] + [
+        report.fmt_ms(statistics.median(cell[n]) / 1000.0)
+        if n in cell else "-" for n in names]
+        for (setup, variant), cell in cells.items()]
+    return report.table(["machine", "kernel/mode"] + names, rows)
 
 
 def _ratio(num: Optional[float], den: Optional[float]) -> str:
@@ -179,6 +203,10 @@ def run(suite: str = "quick", reps: int = 3) -> int:
     stats = medians(samples)
     table = render(stats)
     print(table)
+    phase = phase_table(samples)
+    if phase:
+        print("\nper-phase medians, ms (bringup_timing; ap-* summed over"
+              " APs):\n" + phase)
     RESULTS.mkdir(exist_ok=True)
     (BUILD / "bench").mkdir(parents=True, exist_ok=True)
     raw = BUILD / "bench" / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}.json"
@@ -191,7 +219,11 @@ def run(suite: str = "quick", reps: int = 3) -> int:
     (RESULTS / f"{suite}.md").write_text(
         f"`make bench{'' if suite == 'quick' else '-full'}` "
         f"({suite}, {reps} boots each, interleaved), {started}, "
-        f"on a 2-core Debian 12 machine, QEMU TCG:\n\n```\n{table}\n```\n")
+        f"on a 2-core Debian 12 machine, QEMU TCG:\n\n```\n{table}\n```\n"
+        + (f"\nWhere our kernel's bringup time goes (medians of its "
+           f"`bringup_timing` report, ms; control-CPU phases are wall "
+           f"time from the first kick, `ap-*` are summed over the APs):"
+           f"\n\n```\n{phase}\n```\n" if phase else ""))
     print(f"lab: bench: raw {raw}, table {RESULTS / (suite + '.md')}"
           + (f", plot {png}" if png else ""))
     failed = sum(s.verdict != "pass" for s in samples)

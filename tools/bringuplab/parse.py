@@ -12,6 +12,10 @@ BRINGUP_END = re.compile(_TS + r".*smp: Brought up (\d+) nodes?, (\d+) CPUs?",
 # "smpboot: serial bringup of N CPUs", and, when parallel bringup is
 # configured but not used, "smpboot: parallel bringup disabled: reason".
 MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs", re.M)
+# The series' per-phase report, printed with "bringup_timing":
+# "smpboot: bringup timing: kick    84151 us" (one line per phase).
+PHASE = re.compile(r"smpboot: bringup timing: ([a-z][a-z-]*)\s+(\d+) us",
+                   re.M)
 MODE_REASON = re.compile(r"parallel bringup disabled: (.*?)\s*$", re.M)
 APIC_MODE = re.compile(r"(?:APIC: )?Switched APIC routing to[: ]+(.*?)\.?$",
                        re.M)
@@ -68,6 +72,7 @@ class BootResult:
     boots: int = 0                    # kernels started (kexec chains: >1)
     brought_up_each: List[int] = field(default_factory=list)
     online_each: List[int] = field(default_factory=list)
+    phases_us: Dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -82,6 +87,19 @@ def splats(text: str) -> List[str]:
                 found.append(f"{kind}: {line.strip()[:160]}")
                 break
     return found
+
+
+def phases(text: str) -> Dict[str, int]:
+    """Phase -> microseconds from the series' bringup timing report.
+
+    Only the first kernel's report counts (kexec chains print several).
+    """
+    out: Dict[str, int] = {}
+    for match in PHASE.finditer(text):
+        if match.group(1) in out:
+            break
+        out[match.group(1)] = int(match.group(2))
+    return out
 
 
 def lab_fields(line: str) -> Dict[str, str]:
@@ -145,7 +163,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         bringup_end=float(end.group(1)) if end else None,
         bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
         done=done, log=log, boots=boots, brought_up_each=ups,
-        online_each=all_online)
+        online_each=all_online, phases_us=phases(text))
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
                                * 1000.0, 3)

@@ -1,0 +1,35 @@
+"""The benchmark's summaries, on made-up samples."""
+from bringuplab import bench
+
+
+def sample(variant: str, ms: float, phases: dict, verdict: str = "pass"
+           ) -> bench.Sample:
+    return bench.Sample("64=2x16x2 numa2 single intel", 64, "single",
+                        "intel", variant, 1, verdict, ms, "parallel", "",
+                        phases)
+
+
+def test_medians_ignore_failed_boots():
+    stats = bench.medians([sample("ours-parallel", 100.0, {}),
+                           sample("ours-parallel", 300.0, {}),
+                           sample("ours-parallel", 200.0, {}),
+                           sample("ours-parallel", 1.0, {}, "hang")])
+    cell = stats["64=2x16x2 numa2 single intel"]["ours-parallel"]
+    assert cell["median"] == 200.0
+    assert cell["failed"] == 1
+
+
+def test_phase_table_takes_medians_per_phase():
+    text = bench.phase_table([
+        sample("ours-parallel", 1.0, {"kick": 1000, "tsc-sync": 20000}),
+        sample("ours-parallel", 1.0, {"kick": 3000, "tsc-sync": 40000}),
+        sample("ours-parallel", 1.0, {"kick": 2000, "tsc-sync": 30000}),
+        sample("upstream-parallel", 1.0, {})])
+    lines = text.splitlines()
+    assert lines[0].split() == ["machine", "kernel/mode", "kick", "tsc-sync"]
+    assert lines[2].split()[-2:] == ["2.0", "30.0"]
+    assert len(lines) == 3
+
+
+def test_phase_table_empty_without_reports():
+    assert bench.phase_table([sample("upstream-parallel", 1.0, {})]) == ""
