@@ -86,3 +86,15 @@ def test_strip_debian_ignore(tmp_path):
                       "everything\n#\n/*\n!/debian/\n")
     tree.strip_debian_ignore(ignore)
     assert ignore.read_text() == "*.o\n/vmlinux\n"
+
+
+def test_checkpatch_exceptions_survive_renumbering(tmp_path):
+    from bringuplab import checkpatch
+    exc = tmp_path / "checkpatch-exceptions"
+    exc.write_text("# comment\n"
+                   "selftests-x.patch FILE_PATH_CHANGES covered\n"
+                   "0003-docs-y.patch TYPO why\n")
+    allowed = checkpatch.exceptions(exc)
+    assert allowed[checkpatch.patch_key("0021-selftests-x.patch")] == \
+        {"FILE_PATH_CHANGES"}
+    assert allowed[checkpatch.patch_key("0007-docs-y.patch")] == {"TYPO"}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from . import boot, initramfs, kernel, machine as machmod, report, tree, \
-    upstream
+    upstream, worktree
 from .errors import LabError
 from .paths import BUILD, ROOT
 
@@ -32,7 +32,9 @@ class Variant:
 VARIANTS = [Variant("ours-parallel", "ours", "bringup_timing"),
             Variant("ours-serial", "ours", "bringup_timing cpuhp.parallel=0"),
             Variant("upstream-parallel", "upstream", ""),
-            Variant("upstream-serial", "upstream", "cpuhp.parallel=0")]
+            Variant("upstream-serial", "upstream", "cpuhp.parallel=0"),
+            # The kernel the series applies to: what an operator runs today.
+            Variant("base-serial", "base", "")]
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,11 @@ def run_suite(suite: str, reps: int) -> List[Sample]:
     if reps < 1:
         raise LabError("--reps must be at least 1")
     print("lab: bench: " + tree.create())
-    kernels = {"ours": kernel.build("guest"), "upstream": upstream.build()}
+    base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
+    kernels = {"ours": kernel.build("guest"), "upstream": upstream.build(),
+               "base": kernel.build("guest", base_tree,
+                                    BUILD / "bench" / "out-base-guest",
+                                    tag="-base")}
     initrd = initramfs.build()
     samples: List[Sample] = []
     for rep in range(1, reps + 1):
@@ -157,15 +163,18 @@ def render(stats: Dict[str, Dict[str, dict]]) -> str:
                 continue
             own_serial = per.get(var.kernel + "-serial", {}).get("median")
             up_par = per.get("upstream-parallel", {}).get("median")
+            base = per.get("base-serial", {}).get("median")
             rows.append([setup, var.name, report.fmt_ms(cell["median"]),
                          f"{report.fmt_ms(cell['min'])}-"
                          f"{report.fmt_ms(cell['max'])}",
                          f"{cell['n']}" + (f" ({cell['failed']} failed)"
                                            if cell["failed"] else ""),
                          _ratio(cell["median"], own_serial),
-                         _ratio(cell["median"], up_par)])
+                         _ratio(cell["median"], up_par),
+                         _ratio(cell["median"], base)])
     return report.table(["machine", "kernel/mode", "median ms", "min-max",
-                         "boots", "x own serial", "x upstream par"], rows)
+                         "boots", "x own serial", "x upstream par",
+                         "x base 6.1"], rows)
 
 
 def plot(samples: List[Sample], stats: Dict[str, Dict[str, dict]],

@@ -1,7 +1,9 @@
 """checkpatch.pl --strict over every patch, with kept justifications.
 
 patches/checkpatch-exceptions lists accepted findings, one per line:
-`<patch file name> <TYPE> <why it is right as it is>`.
+`<patch file name> <TYPE> <why it is right as it is>`. The patch is named
+without its number (`NNNN-`), which changes whenever patches are added
+or reordered.
 """
 import re
 import subprocess
@@ -14,6 +16,11 @@ from .paths import PATCHES, TREE
 from .tree import series_files
 
 EXCEPTIONS = PATCHES / "checkpatch-exceptions"
+
+
+def patch_key(name: str) -> str:
+    """A patch file name without its series number."""
+    return re.sub(r"^\d{4}-", "", name)
 
 
 @dataclass
@@ -33,7 +40,7 @@ def exceptions(path: Path = EXCEPTIONS) -> Dict[str, Set[str]]:
         parts = line.split(None, 2)
         if len(parts) < 3:
             raise LabError(f"{path}:{num}: want '<patch> <TYPE> <why>'")
-        allowed.setdefault(parts[0], set()).add(parts[1])
+        allowed.setdefault(patch_key(parts[0]), set()).add(parts[1])
     return allowed
 
 
@@ -60,5 +67,5 @@ def check(patch: Path, allowed: Set[str], tree: Path = TREE) -> PatchReport:
 
 def check_all(patches: Path = PATCHES, tree: Path = TREE) -> List[PatchReport]:
     allowed = exceptions(patches / "checkpatch-exceptions")
-    return [check(p, allowed.get(p.name, set()), tree)
+    return [check(p, allowed.get(patch_key(p.name), set()), tree)
             for p in series_files(patches)]
