@@ -59,7 +59,7 @@ def cmd_initramfs(_: argparse.Namespace) -> int:
 def _plan(text: str) -> List[str]:
     steps = [s for s in text.split(",") if s]
     known = ("cpus", "hotplug", "online-all", "selftest", "selftest-all",
-             "kexec", "suspend", "stress")
+             "kexec", "suspend", "stress", "online-fails")
     bad = [s for s in steps if s not in known]
     if bad:
         raise LabError(f"unknown plan step '{bad[0]}' (known: "
@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", default="cpus",
                    help="guest steps: cpus,hotplug,selftest,selftest-all,"
                    "kexec (lab.kexec=N),suspend (lab.suspend=N),stress "
-                   "(lab.stress=OPS)")
+                   "(lab.stress=OPS),online-fails (lab.cpu=N)")
     p.add_argument("--kernel", help="bzImage to boot (default: ours)")
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds before the verdict is hang")

@@ -1,9 +1,10 @@
 """Named lists of boots, run in order and summarized."""
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from . import boot, machine as machmod, report
+from . import boot, machine as machmod, parse, report
 from .errors import LabError
 from .parse import BootResult
 
@@ -23,6 +24,9 @@ class Entry:
     expect_online: Optional[int] = None   # default: cpus
     expect_boot: Optional[int] = None     # default: expect_online
     timeout: float = 0
+    # Regular expressions the console log must match (e.g. the line that
+    # names a CPU which failed on purpose).
+    dmesg: Tuple[str, ...] = ()
 
 
 SERIAL = "cpuhp.parallel=0"
@@ -33,6 +37,21 @@ def _both(entry: Entry) -> List[Entry]:
     return [entry, replace(entry, name=entry.name + "-serial",
                            parallel=False,
                            append=(entry.append + " " + SERIAL).strip())]
+
+
+def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
+          parallel: bool = True) -> Entry:
+    """CPU `cpu` fails to come up on purpose (smpboot_fault=, debug
+    kernel): the boot must finish with the others online and a line naming
+    the CPU, and onlining it later must fail cleanly."""
+    append = f"smpboot_fault={kind}:{cpu} lab.cpu={cpu}"
+    return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
+                 f"{'' if parallel else '-serial'}", cpus,
+                 f"2x{cpus // 4}x2", 2, tcg=tcg, parallel=parallel,
+                 plan=("cpus", "online-fails"),
+                 append=append if parallel else f"{append} {SERIAL}",
+                 expect_online=cpus - 1, timeout=900,
+                 dmesg=(rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",))
 
 
 MATRICES: Dict[str, List[Entry]] = {
@@ -71,7 +90,9 @@ MATRICES: Dict[str, List[Entry]] = {
               Entry("debug-16-multi-x2apic", 16, "2x4x2", numa=2,
                     x2apic=True, tcg="multi", plan=("cpus", "hotplug")),
               Entry("debug-16-multi-serial", 16, "2x4x2", numa=2,
-                    tcg="multi", parallel=False, append=SERIAL)],
+                    tcg="multi", parallel=False, append=SERIAL),
+              # An AP that never answers its startup IPIs.
+              fault("nosipi", 3)],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],
@@ -113,6 +134,29 @@ def run(name: str, kernel: Path, initrd: Path,
     return run_entries(entries(name), kernel, initrd, expect_modes)
 
 
+def missing_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
+    """'no line /pattern/' for each pattern the console log lacks."""
+    if not patterns:
+        return []
+    text = Path(log).read_text(errors="replace") if log else ""
+    return [f"no line /{pat}/" for pat in patterns
+            if not re.search(pat, text, re.M)]
+
+
+def excuse_expected(entry: Entry, result: BootResult) -> None:
+    """A splat line the entry asks for (an injected failure) is not a
+    failure of the boot; every other splat still is."""
+    if not entry.dmesg or result.verdict == "hang":
+        return
+    result.splats = [s for s in result.splats
+                     if not any(re.search(p, s) for p in entry.dmesg)]
+    online = entry.expect_online or entry.cpus
+    result.reasons = parse.judge(
+        result, False, list(entry.plan),
+        online if entry.expect_boot is None else entry.expect_boot)
+    result.verdict = "fail" if result.reasons else "pass"
+
+
 def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
                 expect_modes: bool) -> List[Row]:
     """Boot every entry; with expect_modes the dmesg bringup mode must
@@ -128,6 +172,8 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
             row.problems.append("no bringup mode line")
         elif expect_modes and entry.cpus > 1 and result.mode != want:
             row.problems.append(f"mode {result.mode}, expected {want}")
+        row.problems += missing_lines(entry.dmesg, result.log)
+        excuse_expected(entry, result)
         rows.append(row)
     return rows
 

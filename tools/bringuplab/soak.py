@@ -10,6 +10,9 @@ Scenarios, each a list of boots with a verdict per boot:
   kexec     - a chain of kexec reboots, all CPUs online each time
   suspend   - S3 cycles woken by the RTC, all CPUs back each time
   debug     - the lockdep kernel at 16 and 32 vCPUs, both TCG modes
+  faults    - injected AP failures (smpboot_fault=, debug kernel): the
+              boot finishes, the failed CPU is named and stays offline,
+              onlining it later fails, other CPUs still go off and on
 """
 import random
 from dataclasses import dataclass
@@ -94,6 +97,14 @@ def fixed() -> Dict[str, List[Entry]]:
     }
 
 
+def fault_entries() -> List[Entry]:
+    return [matrix.fault(kind, cpu, cpus, tcg, par)
+            for kind in ("nosipi",)
+            for cpu, cpus, tcg in ((3, 8, "single"), (1, 16, "multi"),
+                                   (15, 16, "single"))
+            for par in (True, False)]
+
+
 def debug_entries() -> List[Entry]:
     return [Entry(f"debug-{n}-{tcg}{'-serial' if not par else ''}", n,
                   f"2x{n // 4}x2", 2, "intel", None, tcg, par,
@@ -114,7 +125,7 @@ class Summary:
 def run(boots: int = 300, seed: int = 1,
         only: List[str] = None) -> int:
     scenarios = ["matrix", "cmdline", "hotplug", "kexec", "suspend",
-                 "debug"]
+                 "debug", "faults"]
     for name in only or []:
         if name not in scenarios:
             raise LabError(f"unknown scenario '{name}' (known: "
@@ -130,9 +141,10 @@ def run(boots: int = 300, seed: int = 1,
     for name in scenarios:
         if only and name not in only:
             continue
-        if name == "debug":
+        if name in ("debug", "faults"):
             dimage = kernel.build("debug")
-            rows = matrix.run_entries(debug_entries(), dimage,
+            rows = matrix.run_entries(debug_entries() if name == "debug"
+                                      else fault_entries(), dimage,
                                       initrd, modes)
         else:
             rd = with_kernel if name == "kexec" else initrd
