@@ -72,3 +72,57 @@ def test_expected_fault_line_is_excused_other_splats_are_not():
                       16)
     matrix.excuse_expected(entry, res)
     assert res.verdict == "fail"
+
+
+@pytest.mark.parametrize("kind", ["rmstall", "postalive"])
+def test_recovered_fault_logs_pass_only_with_their_lines(kind):
+    """Real console logs of the debug kernel with smpboot_fault=<kind>:3:
+    CPU 3 named and offline, the others up, onlining CPU 3 later fails."""
+    from bringuplab import matrix, parse
+    path = Path(__file__).parent / "logs" / f"fault-{kind}-cpu3-8.log"
+    entry = matrix.fault(kind, 3)
+    assert matrix.missing_lines(entry.dmesg, str(path)) == []
+    res = parse.parse(path.read_text(), entry.expect_online)
+    assert res.verdict == "fail" and res.cpus_online == 7
+    matrix.excuse_expected(entry, res)
+    assert res.verdict == "pass", res.reasons
+    # The line of the other recovery is not there.
+    other = "postalive" if kind == "rmstall" else "rmstall"
+    assert matrix.missing_lines(matrix.fault(other, 3).dmesg, str(path))
+
+
+def test_unknown_fault_kind_is_a_lab_error():
+    from bringuplab import matrix
+    from bringuplab.errors import LabError
+    with pytest.raises(LabError, match="unknown fault 'melt'"):
+        matrix.fault("melt", 3)
+
+
+def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
+    """With jobs > 1 round-robin boots share the host, MTTCG boots run
+    on their own afterwards; rows come back in the order asked for."""
+    import threading
+    from bringuplab import boot, matrix, parse
+    log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
+    started: list = []
+    running: list = []
+    lock = threading.Lock()
+
+    def fake_run(spec):
+        with lock:
+            started.append(spec.label)
+            running.append(spec.label)
+            if spec.label.startswith("multi"):
+                assert running == [spec.label], running
+        res = parse.parse(log.read_text(), 1, log=str(log))
+        with lock:
+            running.remove(spec.label)
+        return res
+    monkeypatch.setattr(boot, "run", fake_run)
+    monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
+    todo = [matrix.Entry(f"{tcg}-{i}", 1, tcg=tcg)
+            for i, tcg in enumerate(["single", "multi", "single",
+                                     "single", "multi", "single"])]
+    rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=2)
+    assert [r.entry.name for r in rows] == [e.name for e in todo]
+    assert [s for s in started if s.startswith("multi")] == started[-2:]

@@ -1,6 +1,7 @@
 """`bringup`: one command line for the lab (see README.md)."""
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -137,7 +138,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_soak(args: argparse.Namespace) -> int:
     from . import soak
     return soak.run(args.boots, args.seed,
-                    [s for s in args.only.split(",") if s])
+                    [s for s in args.only.split(",") if s], args.jobs)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -200,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random machines in the matrix scenario")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", default="", help="comma list of scenarios")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="boots at a time (default: host CPUs)")
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")

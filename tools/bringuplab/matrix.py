@@ -1,5 +1,6 @@
 """Named lists of boots, run in order and summarized."""
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -39,11 +40,24 @@ def _both(entry: Entry) -> List[Entry]:
                            append=(entry.append + " " + SERIAL).strip())]
 
 
+# What dmesg must say besides "do_boot_cpu failed" for each injected
+# fault (smpboot_fault=<kind>:<cpu>); {cpu} is the failed CPU.
+FAULT_LINES: Dict[str, Tuple[str, ...]] = {
+    "nosipi": (),
+    "rmstall": (r"CPU#{cpu} \(APIC 0x[0-9a-f]+\) is stuck with the "
+                r"real-mode stack lock held",),
+    "postalive": (r"CPU#{cpu} did not take its release",),
+}
+
+
 def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
           parallel: bool = True) -> Entry:
     """CPU `cpu` fails to come up on purpose (smpboot_fault=, debug
     kernel): the boot must finish with the others online and a line naming
     the CPU, and onlining it later must fail cleanly."""
+    if kind not in FAULT_LINES:
+        raise LabError(f"unknown fault '{kind}' (known: "
+                       f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu} lab.cpu={cpu}"
     return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
                  f"{'' if parallel else '-serial'}", cpus,
@@ -51,7 +65,8 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
                  plan=("cpus", "online-fails"),
                  append=append if parallel else f"{append} {SERIAL}",
                  expect_online=cpus - 1, timeout=900,
-                 dmesg=(rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",))
+                 dmesg=(rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",
+                        *(p.format(cpu=cpu) for p in FAULT_LINES[kind])))
 
 
 MATRICES: Dict[str, List[Entry]] = {
@@ -91,8 +106,12 @@ MATRICES: Dict[str, List[Entry]] = {
                     x2apic=True, tcg="multi", plan=("cpus", "hotplug")),
               Entry("debug-16-multi-serial", 16, "2x4x2", numa=2,
                     tcg="multi", parallel=False, append=SERIAL),
-              # An AP that never answers its startup IPIs.
-              fault("nosipi", 3)],
+              # An AP that never answers its startup IPIs, one stuck in
+              # the trampoline with the real-mode stack lock held (in
+              # MTTCG, with CPUs after it spinning on the lock), one that
+              # fails after it announced itself.
+              fault("nosipi", 3), fault("rmstall", 1, 8, "multi"),
+              fault("postalive", 5, 8, "single", False)],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],
@@ -157,25 +176,41 @@ def excuse_expected(entry: Entry, result: BootResult) -> None:
     result.verdict = "fail" if result.reasons else "pass"
 
 
+def _judge(entry: Entry, result: BootResult, expect_modes: bool) -> Row:
+    row = Row(entry, result)
+    want = "parallel" if entry.parallel else "serial"
+    if expect_modes and entry.cpus == 1 and result.mode is None:
+        # No AP to start: either mode is right, but say which.
+        row.problems.append("no bringup mode line")
+    elif expect_modes and entry.cpus > 1 and result.mode != want:
+        row.problems.append(f"mode {result.mode}, expected {want}")
+    row.problems += missing_lines(entry.dmesg, result.log)
+    excuse_expected(entry, result)
+    return row
+
+
 def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
-                expect_modes: bool) -> List[Row]:
-    """Boot every entry; with expect_modes the dmesg bringup mode must
-    match the entry's (parallel by default, serial with the flag)."""
-    rows = []
+                expect_modes: bool, jobs: int = 1) -> List[Row]:
+    """Boot every entry, rows in the order of `todo`; with expect_modes
+    the dmesg bringup mode must match the entry's (parallel by default,
+    serial with the flag). Round-robin TCG boots, one host thread each,
+    run `jobs` at a time; MTTCG boots run alone, as their vCPU threads
+    need every host core (starved vCPUs make RCU stall warnings)."""
     nr_cpus = boot.kernel_nr_cpus(kernel)
-    for entry in todo:
+
+    def one(entry: Entry) -> Row:
         result = boot.run(spec(entry, kernel, initrd, nr_cpus))
-        row = Row(entry, result)
-        want = "parallel" if entry.parallel else "serial"
-        if expect_modes and entry.cpus == 1 and result.mode is None:
-            # No AP to start: either mode is right, but say which.
-            row.problems.append("no bringup mode line")
-        elif expect_modes and entry.cpus > 1 and result.mode != want:
-            row.problems.append(f"mode {result.mode}, expected {want}")
-        row.problems += missing_lines(entry.dmesg, result.log)
-        excuse_expected(entry, result)
-        rows.append(row)
-    return rows
+        return _judge(entry, result, expect_modes)
+    if jobs <= 1:
+        return [one(entry) for entry in todo]
+    rows: Dict[int, Row] = {}
+    shared = [i for i, e in enumerate(todo) if e.tcg != "multi"]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        rows.update(zip(shared, pool.map(lambda i: one(todo[i]), shared)))
+    for i, entry in enumerate(todo):
+        if i not in rows:
+            rows[i] = one(entry)
+    return [rows[i] for i in range(len(todo))]
 
 
 def render(rows: List[Row]) -> str:

@@ -37,7 +37,10 @@ SPLATS = [
     ("KASAN", re.compile(r"BUG: KASAN|KASAN: ")),
     ("boot-failed", re.compile(r"failed to boot|do_boot_cpu failed|"
                                r"failed to report alive state|"
-                               r"CPU\d+: Stuck|Not responding")),
+                               r"CPU\d+: Stuck|Not responding|"
+                               r"stuck with the real-mode stack lock|"
+                               r"real-mode stack lock held by|"
+                               r"did not take its release")),
     ("stuck", re.compile(r"CPU#\d+ stuck|rcu_\w+ detected stalls|"
                          r"self-detected stall")),
 ]

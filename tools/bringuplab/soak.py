@@ -10,17 +10,23 @@ Scenarios, each a list of boots with a verdict per boot:
   kexec     - a chain of kexec reboots, all CPUs online each time
   suspend   - S3 cycles woken by the RTC, all CPUs back each time
   debug     - the lockdep kernel at 16 and 32 vCPUs, both TCG modes
-  faults    - injected AP failures (smpboot_fault=, debug kernel): the
-              boot finishes, the failed CPU is named and stays offline,
+  faults    - injected AP failures (smpboot_fault=, debug kernel): no
+              startup IPI, stuck in the trampoline holding the real-mode
+              stack lock, dead after it announced itself; the boot
+              finishes, the failed CPU is named and stays offline,
               onlining it later fails, other CPUs still go off and on
 """
 import random
+import time
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from . import initramfs, kernel, matrix, packages, report, tree
 from .errors import LabError
 from .matrix import SERIAL, Entry
+from .paths import ROOT
+
+RESULTS = ROOT / "soak"
 
 SIZES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
 WEIGHTS = [3, 6, 3, 8, 4, 10, 5, 10, 4, 8, 2, 4, 1, 1]
@@ -99,7 +105,7 @@ def fixed() -> Dict[str, List[Entry]]:
 
 def fault_entries() -> List[Entry]:
     return [matrix.fault(kind, cpu, cpus, tcg, par)
-            for kind in ("nosipi",)
+            for kind in matrix.FAULT_LINES
             for cpu, cpus, tcg in ((3, 8, "single"), (1, 16, "multi"),
                                    (15, 16, "single"))
             for par in (True, False)]
@@ -123,9 +129,11 @@ class Summary:
 
 
 def run(boots: int = 300, seed: int = 1,
-        only: List[str] = None) -> int:
+        only: Optional[List[str]] = None, jobs: int = 1) -> int:
     scenarios = ["matrix", "cmdline", "hotplug", "kexec", "suspend",
                  "debug", "faults"]
+    if jobs < 1:
+        raise LabError(f"--jobs {jobs}: at least 1")
     for name in only or []:
         if name not in scenarios:
             raise LabError(f"unknown scenario '{name}' (known: "
@@ -137,7 +145,10 @@ def run(boots: int = 300, seed: int = 1,
     with_kernel = initramfs.build(kernel=image)
     modes = bool(tree.series_files())
     todo = {"matrix": random_entries(boots, seed), **fixed()}
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    began = time.monotonic()
     sums: List[Summary] = []
+    tables: List[str] = []
     for name in scenarios:
         if only and name not in only:
             continue
@@ -145,20 +156,35 @@ def run(boots: int = 300, seed: int = 1,
             dimage = kernel.build("debug")
             rows = matrix.run_entries(debug_entries() if name == "debug"
                                       else fault_entries(), dimage,
-                                      initrd, modes)
+                                      initrd, modes, jobs)
         else:
             rd = with_kernel if name == "kexec" else initrd
-            rows = matrix.run_entries(todo[name], image, rd, modes)
-        print(matrix.render(rows), flush=True)
+            rows = matrix.run_entries(todo[name], image, rd, modes, jobs)
+        tables.append(f"{name}:\n{matrix.render(rows)}")
+        print(tables[-1], flush=True)
         verdicts = [("pass" if r.ok else
                      ("hang" if r.result.verdict == "hang" else "fail"))
                     for r in rows]
         sums.append(Summary(name, len(rows), verdicts.count("pass"),
                             verdicts.count("fail"), verdicts.count("hang")))
-    print(report.table(["scenario", "boots", "passed", "failed", "hung"],
-                       [[s.scenario, s.tried, s.passed, s.failed, s.hung]
-                        for s in sums]))
+    summary = report.table(["scenario", "boots", "passed", "failed", "hung"],
+                           [[s.scenario, s.tried, s.passed, s.failed, s.hung]
+                            for s in sums])
+    print(summary)
     tried = sum(s.tried for s in sums)
     bad = sum(s.failed + s.hung for s in sums)
     print(f"{tried - bad} passed, {bad} failed")
+    command = "make soak" if not only and boots == 300 and seed == 1 else (
+        f"tools/bringup soak --boots {boots} --seed {seed}"
+        + (f" --only {','.join(only)}" if only else ""))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "last.md").write_text(
+        f"`{command}` ({jobs} at a time), {started}, "
+        f"{(time.monotonic() - began) / 60:.0f} min, on a 2-core Debian 12 "
+        f"machine, QEMU TCG, series of {len(tree.series_files())} "
+        f"patches:\n\n```\n{summary}\n{tried - bad} passed, {bad} failed"
+        f"\n```\n\nEvery boot:\n\n```\n" + "\n\n".join(tables)
+        + "\n```\n")
+    print(f"lab: soak: results in {RESULTS / 'last.md'}, console logs in "
+          f"build/logs")
     return 1 if bad else 0
