@@ -51,7 +51,7 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
 
 
 def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
-          parallel: bool = True) -> Entry:
+          parallel: bool = True, x2apic: Optional[bool] = None) -> Entry:
     """CPU `cpu` fails to come up on purpose (smpboot_fault=, debug
     kernel): the boot must finish with the others online and a line naming
     the CPU, and onlining it later must fail cleanly."""
@@ -60,8 +60,10 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu} lab.cpu={cpu}"
     return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
+                 f"{'-x2apic' if x2apic else ''}"
                  f"{'' if parallel else '-serial'}", cpus,
-                 f"2x{cpus // 4}x2", 2, tcg=tcg, parallel=parallel,
+                 f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
+                 parallel=parallel,
                  plan=("cpus", "online-fails"),
                  append=append if parallel else f"{append} {SERIAL}",
                  expect_online=cpus - 1, timeout=900,

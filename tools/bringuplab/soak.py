@@ -104,10 +104,11 @@ def fixed() -> Dict[str, List[Entry]]:
 
 
 def fault_entries() -> List[Entry]:
-    return [matrix.fault(kind, cpu, cpus, tcg, par)
+    return [matrix.fault(kind, cpu, cpus, tcg, par, x2)
             for kind in matrix.FAULT_LINES
-            for cpu, cpus, tcg in ((3, 8, "single"), (1, 16, "multi"),
-                                   (15, 16, "single"))
+            for cpu, cpus, tcg, x2 in ((3, 8, "single", False),
+                                       (1, 16, "multi", None),
+                                       (15, 16, "single", True))
             for par in (True, False)]
 
 
