@@ -108,7 +108,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
     running: list = []
     lock = threading.Lock()
 
-    def fake_run(spec):
+    def fake_run(spec, quiet=False):
         with lock:
             started.append(spec.label)
             running.append(spec.label)

@@ -1,5 +1,6 @@
 """Named lists of boots, run in order and summarized."""
 import re
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -188,6 +189,11 @@ def _judge(entry: Entry, result: BootResult, expect_modes: bool) -> Row:
         row.problems.append(f"mode {result.mode}, expected {want}")
     row.problems += missing_lines(entry.dmesg, result.log)
     excuse_expected(entry, result)
+    verdict = "pass" if row.ok else (
+        "fail" if result.verdict == "pass" else result.verdict)
+    print(f"lab: {entry.name}: {verdict}, {result.cpus_online}/"
+          f"{result.cpus_expected} online, log {result.log}",
+          file=sys.stderr, flush=True)
     return row
 
 
@@ -201,7 +207,7 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
     nr_cpus = boot.kernel_nr_cpus(kernel)
 
     def one(entry: Entry) -> Row:
-        result = boot.run(spec(entry, kernel, initrd, nr_cpus))
+        result = boot.run(spec(entry, kernel, initrd, nr_cpus), quiet=True)
         return _judge(entry, result, expect_modes)
     if jobs <= 1:
         return [one(entry) for entry in todo]
