@@ -135,3 +135,16 @@ def test_kexec_chain_that_panics_in_the_second_kernel():
     assert res.verdict == "fail" and res.boots == 3
     assert any(s.startswith("panic:") for s in res.splats)
     assert "step kexec: missing" in res.reasons
+
+
+def test_rcu_stall_fails_a_boot_even_with_every_cpu_online():
+    """A soak boot (MTTCG 24 vCPUs) whose host was overcommitted: all CPUs
+    came up, then stop_machine() stalled RCU. The verdict must be fail."""
+    from pathlib import Path
+    from bringuplab import parse
+    log = (Path(__file__).parent / "logs" /
+           "soak-mttcg24-rcu-stall-host-overcommit.log").read_text()
+    res = parse.parse(log, 24)
+    assert res.cpus_online == 24
+    assert res.verdict == "fail"
+    assert any(s.startswith("stuck:") for s in res.splats)
