@@ -120,9 +120,12 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
         return res
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
-    todo = [matrix.Entry(f"{tcg}-{i}", 1, tcg=tcg)
-            for i, tcg in enumerate(["single", "multi", "single",
-                                     "single", "multi", "single"])]
+    todo = [matrix.Entry(f"{tcg}-{i}", cpus, tcg=tcg)
+            for i, (tcg, cpus) in enumerate([("single", 1), ("multi", 1),
+                                             ("single", 4), ("single", 2),
+                                             ("multi", 2), ("single", 8)])]
     rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=2)
     assert [r.entry.name for r in rows] == [e.name for e in todo]
     assert [s for s in started if s.startswith("multi")] == started[-2:]
+    # The largest round-robin boots are handed out first.
+    assert matrix.shared_order(todo) == [5, 2, 3, 0]

@@ -197,12 +197,19 @@ def _judge(entry: Entry, result: BootResult, expect_modes: bool) -> Row:
     return row
 
 
+def shared_order(todo: List[Entry]) -> List[int]:
+    """Indexes of the round-robin boots, largest first, so that the
+    longest boot does not run last while the other job slots idle."""
+    return sorted((i for i, e in enumerate(todo) if e.tcg != "multi"),
+                  key=lambda i: -todo[i].cpus)
+
+
 def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
                 expect_modes: bool, jobs: int = 1) -> List[Row]:
     """Boot every entry, rows in the order of `todo`; with expect_modes
     the dmesg bringup mode must match the entry's (parallel by default,
     serial with the flag). Round-robin TCG boots, one host thread each,
-    run `jobs` at a time; MTTCG boots run alone, as their vCPU threads
+    run `jobs` at a time, largest first; MTTCG boots run alone, as their vCPU threads
     need every host core (starved vCPUs make RCU stall warnings)."""
     nr_cpus = boot.kernel_nr_cpus(kernel)
 
@@ -212,7 +219,7 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
     if jobs <= 1:
         return [one(entry) for entry in todo]
     rows: Dict[int, Row] = {}
-    shared = [i for i, e in enumerate(todo) if e.tcg != "multi"]
+    shared = shared_order(todo)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         rows.update(zip(shared, pool.map(lambda i: one(todo[i]), shared)))
     for i, entry in enumerate(todo):
