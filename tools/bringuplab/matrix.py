@@ -209,8 +209,9 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
     """Boot every entry, rows in the order of `todo`; with expect_modes
     the dmesg bringup mode must match the entry's (parallel by default,
     serial with the flag). Round-robin TCG boots, one host thread each,
-    run `jobs` at a time, largest first; MTTCG boots run alone, as their vCPU threads
-    need every host core (starved vCPUs make RCU stall warnings)."""
+    run `jobs` at a time, largest first; MTTCG boots run alone, as their
+    vCPU threads need every host core (starved vCPUs make RCU stall
+    warnings)."""
     nr_cpus = boot.kernel_nr_cpus(kernel)
 
     def one(entry: Entry) -> Row:
