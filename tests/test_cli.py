@@ -129,3 +129,32 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
     assert [s for s in started if s.startswith("multi")] == started[-2:]
     # The largest round-robin boots are handed out first.
     assert matrix.shared_order(todo) == [5, 2, 3, 0]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
+        monkeypatch, tmp_path, jobs):
+    """QEMU refusing one machine fails that boot with QEMU's words; the
+    other boots still run and pass (it used to abort the whole soak)."""
+    from bringuplab import boot, matrix, parse
+    from bringuplab.errors import QemuRefused
+    log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
+    refused = tmp_path / "refused.log"
+    refused.write_text("qemu-system-x86_64: nope\n")
+
+    def fake_run(spec, quiet=False):
+        if spec.label.startswith("bad"):
+            raise QemuRefused("QEMU refused the machine: qemu-system-x86_64:"
+                              f" nope (log: {refused})", str(refused))
+        return parse.parse(log.read_text(), 1, log=str(log))
+    monkeypatch.setattr(boot, "run", fake_run)
+    monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
+    todo = [matrix.Entry("ok-0", 1), matrix.Entry("bad-1", 1),
+            matrix.replace(matrix.fault("nosipi", 1), name="bad-fault"),
+            matrix.Entry("ok-3", 1)]
+    rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=jobs)
+    assert [r.ok for r in rows] == [True, False, False, True]
+    for row in rows[1:3]:
+        assert row.result.verdict == "fail"
+        assert any("QEMU refused the machine" in r
+                   for r in row.result.reasons), row.result.reasons

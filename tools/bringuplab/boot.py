@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import kconfig, machine as machmod, parse
-from .errors import LabError
+from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
 
 BASE_CMDLINE = "console=ttyS0 panic=-1 printk.time=1"
@@ -96,8 +96,8 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     qemu_err = [ln for ln in text.splitlines()[:5]
                 if ln.startswith("qemu-system-x86_64:")]
     if qemu_err and "LAB: " not in text:
-        raise LabError(f"QEMU refused the machine: {qemu_err[0]} "
-                       f"(log: {log})")
+        raise QemuRefused(f"QEMU refused the machine: {qemu_err[0]} "
+                          f"(log: {log})", str(log))
     online = spec.expect_online or spec.mach.cpus
     result = parse.parse(text, online, timed_out, str(log), spec.plan,
                          spec.expect_boot)

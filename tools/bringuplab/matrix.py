@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import boot, machine as machmod, parse, report
-from .errors import LabError
+from .errors import LabError, QemuRefused
 from .parse import BootResult
 
 
@@ -168,7 +168,9 @@ def missing_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
 def excuse_expected(entry: Entry, result: BootResult) -> None:
     """A splat line the entry asks for (an injected failure) is not a
     failure of the boot; every other splat still is."""
-    if not entry.dmesg or result.verdict == "hang":
+    if not entry.dmesg or result.verdict == "hang" or result.boots == 0:
+        # A hang stays a hang; with no kernel started there is nothing
+        # to excuse and the reason (e.g. QEMU's refusal) must stay.
         return
     result.splats = [s for s in result.splats
                      if not any(re.search(p, s) for p in entry.dmesg)]
@@ -215,7 +217,13 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
     nr_cpus = boot.kernel_nr_cpus(kernel)
 
     def one(entry: Entry) -> Row:
-        result = boot.run(spec(entry, kernel, initrd, nr_cpus), quiet=True)
+        try:
+            result = boot.run(spec(entry, kernel, initrd, nr_cpus),
+                              quiet=True)
+        except QemuRefused as err:
+            # One machine QEMU will not start is one failed boot, not
+            # the end of a 300-boot run.
+            result = parse.refused(str(err), entry.cpus, err.log)
         return _judge(entry, result, expect_modes)
     if jobs <= 1:
         return [one(entry) for entry in todo]

@@ -81,6 +81,12 @@ class BootResult:
         return asdict(self)
 
 
+def refused(reason: str, expected: int, log: str) -> BootResult:
+    """The result of a boot QEMU would not start: a fail, never a pass."""
+    return BootResult("fail", [reason], expected, None, None, None, None,
+                      "", None, None, None, [], Tap(), log=log)
+
+
 def splats(text: str) -> List[str]:
     """'kind: line' for every line that matches a splat pattern."""
     found = []
