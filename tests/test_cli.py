@@ -158,3 +158,36 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         assert row.result.verdict == "fail"
         assert any("QEMU refused the machine" in r
                    for r in row.result.reasons), row.result.reasons
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_tscwarp_entry_wants_every_cpu_and_the_warp_named(parallel):
+    """A TSC warp fails no CPU: all 8 must be up and go off and on, and
+    the TSC test must name CPU 6 and turn off the TSC clock."""
+    from bringuplab import matrix
+    entry = matrix.fault("tscwarp", 6, parallel=parallel)
+    assert entry.expect_online is None and entry.cpus == 8
+    assert entry.plan == ("cpus", "hotplug")
+    assert "smpboot_fault=tscwarp:6" in entry.append
+    assert not any("wakeup" in p for p in entry.dmesg)
+    assert all("{cpu}" not in p for p in entry.dmesg)
+
+
+@pytest.mark.parametrize("parallel,log", [
+    (True, "fault-tscwarp-cpu6-8.log"),
+    (False, "fault-tscwarp-cpu6-8-serial.log")])
+def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
+    """Real console logs of the debug kernel with smpboot_fault=tscwarp:6,
+    parallel and serial: all 8 CPUs up, the warp named, the TSC clock
+    off. The other mode's lines and another CPU's are not there."""
+    from bringuplab import matrix, parse
+    path = Path(__file__).parent / "logs" / log
+    entry = matrix.fault("tscwarp", 6, parallel=parallel)
+    assert matrix.missing_lines(entry.dmesg, str(path)) == []
+    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
+    matrix.excuse_expected(entry, res)
+    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
+    assert matrix.missing_lines(
+        matrix.fault("tscwarp", 6, parallel=not parallel).dmesg, str(path))
+    assert matrix.missing_lines(
+        matrix.fault("tscwarp", 5, parallel=parallel).dmesg, str(path))

@@ -48,6 +48,20 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "rmstall": (r"CPU#{cpu} \(APIC 0x[0-9a-f]+\) is stuck with the "
                 r"real-mode stack lock held",),
     "postalive": (r"CPU#{cpu} did not take its release",),
+    "tscwarp": (),
+}
+
+# A TSC warp does not fail the CPU: every CPU comes up and goes off and
+# on again; the TSC test must see it (the all-CPU test after a parallel
+# bringup, naming the CPU behind; the point-to-point one after a serial
+# bringup, naming the CPU tested) and turn off the TSC clock, as QEMU's
+# TCG has no TSC_ADJUST to compensate with.
+TSCWARP_LINES = {
+    True: (r"TSC synchronization across \d+ CPUs: measured \d+ cycles TSC "
+           r"warp, largest seen by CPU#{cpu}\b",
+           r"Marking TSC unstable due to check_tsc_sync_all failed"),
+    False: (r"TSC synchronization \[CPU#\d+ -> CPU#{cpu}\]:",
+            r"Marking TSC unstable due to check_tsc_sync_source failed"),
 }
 
 
@@ -55,21 +69,27 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
           parallel: bool = True, x2apic: Optional[bool] = None) -> Entry:
     """CPU `cpu` fails to come up on purpose (smpboot_fault=, debug
     kernel): the boot must finish with the others online and a line naming
-    the CPU, and onlining it later must fail cleanly."""
+    the CPU, and onlining it later must fail cleanly. With "tscwarp" the
+    CPU comes up, but the TSC test must catch its TSC behind."""
     if kind not in FAULT_LINES:
         raise LabError(f"unknown fault '{kind}' (known: "
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu} lab.cpu={cpu}"
-    return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
-                 f"{'-x2apic' if x2apic else ''}"
-                 f"{'' if parallel else '-serial'}", cpus,
-                 f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
-                 parallel=parallel,
-                 plan=("cpus", "online-fails"),
-                 append=append if parallel else f"{append} {SERIAL}",
-                 expect_online=cpus - 1, timeout=900,
-                 dmesg=(rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",
-                        *(p.format(cpu=cpu) for p in FAULT_LINES[kind])))
+    entry = Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
+                  f"{'-x2apic' if x2apic else ''}"
+                  f"{'' if parallel else '-serial'}", cpus,
+                  f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
+                  parallel=parallel,
+                  plan=("cpus", "online-fails"),
+                  append=append if parallel else f"{append} {SERIAL}",
+                  expect_online=cpus - 1, timeout=900,
+                  dmesg=(rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",
+                         *(p.format(cpu=cpu) for p in FAULT_LINES[kind])))
+    if kind == "tscwarp":
+        return replace(entry, plan=("cpus", "hotplug"), expect_online=None,
+                       dmesg=tuple(p.format(cpu=cpu)
+                                   for p in TSCWARP_LINES[parallel]))
+    return entry
 
 
 MATRICES: Dict[str, List[Entry]] = {
@@ -114,7 +134,9 @@ MATRICES: Dict[str, List[Entry]] = {
               # MTTCG, with CPUs after it spinning on the lock), one that
               # fails after it announced itself.
               fault("nosipi", 3), fault("rmstall", 1, 8, "multi"),
-              fault("postalive", 5, 8, "single", False)],
+              fault("postalive", 5, 8, "single", False),
+              # A TSC which the warp test must catch, with all CPUs up.
+              fault("tscwarp", 6, 8, "single")],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],

@@ -14,7 +14,9 @@ Scenarios, each a list of boots with a verdict per boot:
               startup IPI, stuck in the trampoline holding the real-mode
               stack lock, dead after it announced itself; the boot
               finishes, the failed CPU is named and stays offline,
-              onlining it later fails, other CPUs still go off and on
+              onlining it later fails, other CPUs still go off and on;
+              and a TSC warp, which the TSC test must name while every
+              CPU comes up and goes off and on again
 """
 import random
 import time
