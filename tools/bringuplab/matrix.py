@@ -48,7 +48,7 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "rmstall": (r"CPU#{cpu} \(APIC 0x[0-9a-f]+\) is stuck with the "
                 r"real-mode stack lock held",),
     "postalive": (r"CPU#{cpu} did not take its release",),
-    "tscwarp": (),
+    "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
 }
 
 # A TSC warp does not fail the CPU: every CPU comes up and goes off and
@@ -74,22 +74,22 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
     if kind not in FAULT_LINES:
         raise LabError(f"unknown fault '{kind}' (known: "
                        f"{', '.join(FAULT_LINES)})")
-    append = f"smpboot_fault={kind}:{cpu} lab.cpu={cpu}"
-    entry = Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
-                  f"{'-x2apic' if x2apic else ''}"
-                  f"{'' if parallel else '-serial'}", cpus,
-                  f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
-                  parallel=parallel,
-                  plan=("cpus", "online-fails"),
-                  append=append if parallel else f"{append} {SERIAL}",
-                  expect_online=cpus - 1, timeout=900,
-                  dmesg=(rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",
-                         *(p.format(cpu=cpu) for p in FAULT_LINES[kind])))
+    append = f"smpboot_fault={kind}:{cpu}"
     if kind == "tscwarp":
-        return replace(entry, plan=("cpus", "hotplug"), expect_online=None,
-                       dmesg=tuple(p.format(cpu=cpu)
-                                   for p in TSCWARP_LINES[parallel]))
-    return entry
+        plan, online = ("cpus", "hotplug"), None
+        dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES[parallel])
+    else:
+        append += f" lab.cpu={cpu}"
+        plan, online = ("cpus", "online-fails"), cpus - 1
+        dmesg = (rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",
+                 *(p.format(cpu=cpu) for p in FAULT_LINES[kind]))
+    return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
+                 f"{'-x2apic' if x2apic else ''}"
+                 f"{'' if parallel else '-serial'}", cpus,
+                 f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
+                 parallel=parallel, plan=plan,
+                 append=append if parallel else f"{append} {SERIAL}",
+                 expect_online=online, timeout=900, dmesg=dmesg)
 
 
 MATRICES: Dict[str, List[Entry]] = {
