@@ -78,6 +78,15 @@ class Sample:
     mode: Optional[str]
     log: str
     phases_us: Dict[str, int] = field(default_factory=dict)
+    host_wall_ms: Optional[float] = None
+    host_vcpu_ms: Optional[float] = None
+
+    @property
+    def host_busy(self) -> Optional[float]:
+        """Host CPUs the vCPU threads kept busy during the bringup."""
+        if not self.host_wall_ms or self.host_vcpu_ms is None:
+            return None
+        return self.host_vcpu_ms / self.host_wall_ms
 
 
 def run_suite(suite: str, reps: int) -> List[Sample]:
@@ -100,32 +109,38 @@ def run_suite(suite: str, reps: int) -> List[Sample]:
             for var in VARIANTS:
                 spec = boot.BootSpec(mach, kernels[var.kernel], initrd,
                                      var.append, ["cpus"],
-                                     label=f"bench-{var.name}-{setup.cpus}")
+                                     label=f"bench-{var.name}-{setup.cpus}",
+                                     host_cpu=True)
                 res = boot.run(spec)
                 samples.append(Sample(setup.name, setup.cpus, setup.tcg,
                                       setup.profile, var.name, rep,
                                       res.verdict, res.bringup_ms, res.mode,
-                                      res.log, dict(res.phases_us)))
+                                      res.log, dict(res.phases_us),
+                                      res.host_wall_ms, res.host_vcpu_ms))
     return samples
 
 
 def medians(samples: List[Sample]) -> Dict[str, Dict[str, dict]]:
-    """setup -> variant -> {median, min, max, n, failed}."""
+    """setup -> variant -> {median, min, max, n, failed, busy}."""
     out: Dict[str, Dict[str, dict]] = {}
     for smp in samples:
         cell = out.setdefault(smp.setup, {}).setdefault(
-            smp.variant, {"ms": [], "failed": 0})
+            smp.variant, {"ms": [], "busy": [], "failed": 0})
         if smp.verdict == "pass" and smp.bringup_ms is not None:
             cell["ms"].append(smp.bringup_ms)
+            if smp.host_busy is not None:
+                cell["busy"].append(smp.host_busy)
         else:
             cell["failed"] += 1
     for per_setup in out.values():
         for cell in per_setup.values():
             values = cell.pop("ms")
+            busy = cell.pop("busy")
             cell.update(n=len(values),
                         median=statistics.median(values) if values else None,
                         min=min(values) if values else None,
-                        max=max(values) if values else None)
+                        max=max(values) if values else None,
+                        busy=statistics.median(busy) if busy else None)
     return out
 
 
@@ -171,10 +186,12 @@ def render(stats: Dict[str, Dict[str, dict]]) -> str:
                                            if cell["failed"] else ""),
                          _ratio(cell["median"], own_serial),
                          _ratio(cell["median"], up_par),
-                         _ratio(cell["median"], base)])
+                         _ratio(cell["median"], base),
+                         "-" if cell.get("busy") is None
+                         else f"{cell['busy']:.2f}"])
     return report.table(["machine", "kernel/mode", "median ms", "min-max",
                          "boots", "x own serial", "x upstream par",
-                         "x base 6.1"], rows)
+                         "x base 6.1", "host busy"], rows)
 
 
 def plot(samples: List[Sample], stats: Dict[str, Dict[str, dict]],
@@ -229,6 +246,10 @@ def run(suite: str = "quick", reps: int = 3) -> int:
         f"`make bench{'' if suite == 'quick' else '-full'}` "
         f"({suite}, {reps} boots each, interleaved), {started}, "
         f"on a 2-core Debian 12 machine, QEMU TCG:\n\n```\n{table}\n```\n"
+        f"\n`host busy`: host CPUs kept busy by QEMU's vCPU threads from "
+        f"the guest's first to its last bringup line, median (round-robin "
+        f"TCG: at most 1.00; below that, every vCPU was idle, waiting, "
+        f"part of the time).\n"
         + (f"\nWhere our kernel's bringup time goes (medians of its "
            f"`bringup_timing` report, ms; control-CPU phases are wall "
            f"time from the first kick, `ap-*` are summed over the APs):"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
-from . import kconfig, machine as machmod, parse
+from . import hostcpu, kconfig, machine as machmod, parse
 from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
 
@@ -30,6 +30,7 @@ class BootSpec:
     label: str = "boot"
     expect_online: Optional[int] = None   # default: every vCPU
     expect_boot: Optional[int] = None     # CPUs the kernel brings up
+    host_cpu: bool = False                # measure QEMU's vCPU threads
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
@@ -77,6 +78,9 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = LOGS / f"{spec.label}-{stamp}-{os.getpid()}.log"
     argv = spec.mach.qemu_argv(spec.kernel, spec.initrd, spec.cmdline())
+    if spec.host_cpu:
+        argv += hostcpu.QEMU_NAME_ARGS
+    probe: Optional[hostcpu.Probe] = None
     timed_out = False
     started = time.monotonic()
     with log.open("w") as logf:
@@ -89,12 +93,18 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
         except FileNotFoundError:
             raise LabError("qemu-system-x86_64 not found: run "
                            "`bringup setup` (apt)") from None
+        if spec.host_cpu:
+            probe = hostcpu.Probe(proc.pid, log)
+            probe.start()
         try:
             proc.wait(timeout=spec.deadline())
         except subprocess.TimeoutExpired:
             timed_out = True
             proc.kill()
             proc.wait()
+        finally:
+            if probe:
+                probe.stop()
     wall = time.monotonic() - started
     text = log.read_text(errors="replace")
     qemu_err = [ln for ln in text.splitlines()[:5]
@@ -105,6 +115,9 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     online = spec.expect_online or spec.mach.cpus
     result = parse.parse(text, online, timed_out, str(log), spec.plan,
                          spec.expect_boot)
+    if probe and probe.result:
+        result.host_wall_ms = round(probe.result.wall_ms, 1)
+        result.host_vcpu_ms = round(probe.result.vcpu_ms, 1)
     if not quiet:
         print(f"lab: {spec.label}: {result.verdict} in {wall:.0f} s, "
               f"log {log}", file=sys.stderr)

@@ -78,7 +78,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
     packages.ensure(["boot", "initramfs"])
     initrd = initramfs.build(kernel=kern if "kexec" in plan else None)
     spec = boot.BootSpec(mach, kern, initrd, args.append,
-                         plan, args.timeout, args.label)
+                         plan, args.timeout, args.label,
+                         host_cpu=args.host_cpu)
     result = boot.run(spec, quiet=args.json)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
@@ -86,6 +87,9 @@ def cmd_boot(args: argparse.Namespace) -> int:
         print(f"{result.verdict}: {result.cpus_online}/{mach.cpus} CPUs "
               f"online, mode {result.mode or '-'}, bringup "
               f"{result.bringup_ms} ms, apic {result.apic}")
+        if result.host_wall_ms:
+            print(f"  host: vCPU threads ran {result.host_vcpu_ms} ms in "
+                  f"the {result.host_wall_ms} ms of the bringup")
         for why in result.reasons:
             print(f"  {why}")
     return 0 if result.verdict == "pass" else 1
@@ -186,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds before the verdict is hang")
     p.add_argument("--label", default="boot", help="log file name prefix")
+    p.add_argument("--host-cpu", action="store_true",
+                   help="also measure the host CPU QEMU's vCPU threads use "
+                   "during the bringup")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("matrix", help="run a named list of boots")
     p.add_argument("name", help=", ".join(matrix.MATRICES))

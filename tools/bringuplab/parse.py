@@ -76,6 +76,10 @@ class BootResult:
     brought_up_each: List[int] = field(default_factory=list)
     online_each: List[int] = field(default_factory=list)
     phases_us: Dict[str, int] = field(default_factory=dict)
+    # Set by boot.run when asked (hostcpu.py), not read from the log:
+    # host wall time of the bringup and the vCPU threads' run time in it.
+    host_wall_ms: Optional[float] = None
+    host_vcpu_ms: Optional[float] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
