@@ -191,3 +191,16 @@ def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
         matrix.fault("tscwarp", 6, parallel=not parallel).dmesg, str(path))
     assert matrix.missing_lines(
         matrix.fault("tscwarp", 5, parallel=parallel).dmesg, str(path))
+
+
+def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
+    from bringuplab import kconfig, soak
+    assert set(soak.DEBUG_FLAVOURS) == {"debug", "kasan"}
+    assert set(soak.DEBUG_FLAVOURS) <= set(kconfig.FLAVOURS)
+    entries = [e for f in soak.DEBUG_FLAVOURS for e in soak.debug_entries(f)]
+    names = [e.name for e in entries]
+    assert len(names) == len(set(names)) == 16
+    assert {(e.cpus, e.tcg, e.parallel) for e in entries
+            if e.name.startswith("kasan-")} == {
+        (n, tcg, par) for n in (16, 32) for tcg in ("single", "multi")
+        for par in (True, False)}

@@ -41,3 +41,9 @@ def test_every_flavour_has_its_fragments():
     for name, flav in kconfig.FLAVOURS.items():
         for frag in flav.fragments + flav.verify:
             assert (KCONFIG / f"{frag}.config").is_file(), name
+
+
+def test_kasan_flavour_swaps_slob_for_slub_which_kasan_needs():
+    opts = kconfig.expected(kconfig.flavour("kasan"))
+    assert opts["CONFIG_KASAN"] == "y" and opts["CONFIG_SLUB"] == "y"
+    assert opts["CONFIG_SLOB"] == "n"

@@ -112,7 +112,8 @@ def run(quick: bool = False) -> int:
                           if not tree.is_tree() else "present") \
         and patches(tally)
     if not quick and applied:
-        for config, name in (("guest", "check"), ("debug", "debug")):
+        for config, name in (("guest", "check"), ("debug", "debug"),
+                             ("kasan", "kasan")):
             build_and_boot(tally, config, name)
     if tally.failures:
         print("failed: " + ", ".join(tally.failures))

@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "patches/")
     p = sub.add_parser("kernel", help="build bzImage (O=build/out-CONFIG)")
     p.add_argument("--config", default="guest",
-                   help="guest (default), debug, nosmp; with "
+                   help="guest (default), debug, kasan, nosmp; with "
                    "--each a comma list")
     p.add_argument("--each", action="store_true",
                    help="compile-test every patch of the series in turn")

@@ -137,6 +137,12 @@ MATRICES: Dict[str, List[Entry]] = {
               fault("postalive", 5, 8, "single", False),
               # A TSC which the warp test must catch, with all CPUs up.
               fault("tscwarp", 6, 8, "single")],
+    # Booted with the KASAN kernel: the bringup and a hotplug cycle of
+    # every CPU, both TCG modes, both bringup modes.
+    "kasan": [Entry("kasan-16-multi", 16, "2x4x2", numa=2, tcg="multi",
+                    plan=("cpus", "hotplug")),
+              Entry("kasan-8-single-serial", 8, "2x2x2", parallel=False,
+                    append=SERIAL, plan=("cpus", "hotplug"))],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],

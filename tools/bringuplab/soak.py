@@ -9,7 +9,8 @@ Scenarios, each a list of boots with a verdict per boot:
   hotplug   - cpu-on-off-test.sh -a and concurrent hotplug writers
   kexec     - a chain of kexec reboots, all CPUs online each time
   suspend   - S3 cycles woken by the RTC, all CPUs back each time
-  debug     - the lockdep kernel at 16 and 32 vCPUs, both TCG modes
+  debug     - the lockdep kernel and the KASAN kernel at 16 and 32 vCPUs,
+              both TCG modes, both bringup modes, a hotplug cycle each
   faults    - injected AP failures (smpboot_fault=, debug kernel): no
               startup IPI, stuck in the trampoline holding the real-mode
               stack lock, dead after it announced itself; the boot
@@ -117,8 +118,14 @@ def fault_entries() -> List[Entry]:
             for par in (True, False)]
 
 
-def debug_entries() -> List[Entry]:
-    return [Entry(f"debug-{n}-{tcg}{'-serial' if not par else ''}", n,
+# Kernel flavours of the debug scenario (kconfig.FLAVOURS): lockdep and
+# atomic-sleep checks; KASAN, kept apart so that the fault boots, which
+# use the lockdep kernel, stay fast.
+DEBUG_FLAVOURS = ("debug", "kasan")
+
+
+def debug_entries(flavour: str = "debug") -> List[Entry]:
+    return [Entry(f"{flavour}-{n}-{tcg}{'-serial' if not par else ''}", n,
                   f"2x{n // 4}x2", 2, "intel", None, tcg, par,
                   ("cpus", "hotplug"), "" if par else SERIAL, timeout=1800)
             for n in (16, 32) for tcg in ("single", "multi")
@@ -158,10 +165,14 @@ def run(boots: int = 300, seed: int = 1,
     for name in scenarios:
         if only and name not in only:
             continue
-        if name in ("debug", "faults"):
-            dimage = kernel.build("debug")
-            rows = matrix.run_entries(debug_entries() if name == "debug"
-                                      else fault_entries(), dimage,
+        if name == "debug":
+            rows = []
+            for flavour in DEBUG_FLAVOURS:
+                rows += matrix.run_entries(debug_entries(flavour),
+                                           kernel.build(flavour), initrd,
+                                           modes, jobs)
+        elif name == "faults":
+            rows = matrix.run_entries(fault_entries(), kernel.build("debug"),
                                       initrd, modes, jobs)
         else:
             rd = with_kernel if name == "kexec" else initrd
