@@ -194,13 +194,19 @@ def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
 
 
 def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
-    from bringuplab import kconfig, soak
+    from bringuplab import kconfig, matrix, soak
     assert set(soak.DEBUG_FLAVOURS) == {"debug", "kasan"}
     assert set(soak.DEBUG_FLAVOURS) <= set(kconfig.FLAVOURS)
     entries = [e for f in soak.DEBUG_FLAVOURS for e in soak.debug_entries(f)]
     names = [e.name for e in entries]
     assert len(names) == len(set(names)) == 16
-    assert {(e.cpus, e.tcg, e.parallel) for e in entries
-            if e.name.startswith("kasan-")} == {
+    kasan = [e for e in entries if e.name.startswith("kasan-")]
+    assert {(e.cpus, e.tcg, e.parallel) for e in kasan} == {
         (n, tcg, par) for n in (16, 32) for tcg in ("single", "multi")
         for par in (True, False)}
+    # 4-level paging (see matrix.KASAN_APPEND); serial ones still serial.
+    assert all("no5lvl" in e.append.split() for e in kasan)
+    assert all(("cpuhp.parallel=0" in e.append.split()) == (not e.parallel)
+               for e in entries)
+    assert all("no5lvl" in e.append.split()
+               for e in matrix.entries("kasan"))

@@ -162,3 +162,16 @@ def test_rcu_stall_during_a_hotplug_cycle_fails_the_boot():
     assert res.steps.get("hotplug") == "pass"
     assert res.verdict == "fail"
     assert any(s.startswith("stuck:") for s in res.splats)
+
+
+def test_kasan_report_fails_a_boot_with_every_cpu_online():
+    """make soak --only debug 2026-11-30, kasan-32-single: KASAN's false
+    "wild-memory-access" of the unpatched 6.1 kernel under 5-level paging
+    (an interrupt while identify_cpu() has cleared x86_capability). All
+    CPUs came up and the hotplug step passed; the report must fail it."""
+    log = (Path(__file__).parent / "logs" /
+           "kasan-la57-false-wild-access-early-irq.log").read_text()
+    res = parse.parse(log, 32, plan=["cpus", "hotplug"])
+    assert res.cpus_online == 32 and res.steps.get("hotplug") == "pass"
+    assert res.verdict == "fail"
+    assert any(s.startswith("KASAN") for s in res.splats)

@@ -92,6 +92,16 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
                  expect_online=online, timeout=900, dmesg=dmesg)
 
 
+# KASAN kernels boot with 4-level paging. With 5-level paging (TCG's CPU
+# offers LA57) the unpatched 6.1 kernel gives KASAN false positives: the
+# boot CPU's identify_cpu() clears x86_capability with interrupts on,
+# before alternatives are patched, so an interrupt in that window sees
+# pgtable_l5_enabled() false and KASAN calls its direct-map access a
+# "wild-memory-access" (seen at 1.75 s, before any AP was started, in
+# do_raw_spin_lock() under handle_edge_irq()).
+KASAN_APPEND = "no5lvl"
+
+
 MATRICES: Dict[str, List[Entry]] = {
     "check": [
         Entry("intel-1", 1),
@@ -140,9 +150,10 @@ MATRICES: Dict[str, List[Entry]] = {
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
     # every CPU, both TCG modes, both bringup modes.
     "kasan": [Entry("kasan-16-multi", 16, "2x4x2", numa=2, tcg="multi",
-                    plan=("cpus", "hotplug")),
+                    plan=("cpus", "hotplug"), append=KASAN_APPEND),
               Entry("kasan-8-single-serial", 8, "2x2x2", parallel=False,
-                    append=SERIAL, plan=("cpus", "hotplug"))],
+                    append=f"{KASAN_APPEND} {SERIAL}",
+                    plan=("cpus", "hotplug"))],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],

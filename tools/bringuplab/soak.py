@@ -125,9 +125,12 @@ DEBUG_FLAVOURS = ("debug", "kasan")
 
 
 def debug_entries(flavour: str = "debug") -> List[Entry]:
+    base = matrix.KASAN_APPEND if flavour == "kasan" else ""
     return [Entry(f"{flavour}-{n}-{tcg}{'-serial' if not par else ''}", n,
                   f"2x{n // 4}x2", 2, "intel", None, tcg, par,
-                  ("cpus", "hotplug"), "" if par else SERIAL, timeout=1800)
+                  ("cpus", "hotplug"),
+                  " ".join(filter(None, (base, "" if par else SERIAL))),
+                  timeout=1800)
             for n in (16, 32) for tcg in ("single", "multi")
             for par in (True, False)]
 
@@ -195,13 +198,15 @@ def run(boots: int = 300, seed: int = 1,
         f"tools/bringup soak --boots {boots} --seed {seed}"
         + (f" --only {','.join(only)}" if only else ""))
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "last.md").write_text(
+    # A run of some scenarios only does not overwrite the full run's record.
+    record = RESULTS / ("last.md" if not only
+                        else f"last-{'-'.join(only)}.md")
+    record.write_text(
         f"`{command}` ({jobs} at a time), {started}, "
         f"{(time.monotonic() - began) / 60:.0f} min, on a 2-core Debian 12 "
         f"machine, QEMU TCG, series of {len(tree.series_files())} "
         f"patches:\n\n```\n{summary}\n{tried - bad} passed, {bad} failed"
         f"\n```\n\nEvery boot:\n\n```\n" + "\n\n".join(tables)
         + "\n```\n")
-    print(f"lab: soak: results in {RESULTS / 'last.md'}, console logs in "
-          f"build/logs")
+    print(f"lab: soak: results in {record}, console logs in build/logs")
     return 1 if bad else 0
