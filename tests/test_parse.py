@@ -175,3 +175,16 @@ def test_kasan_report_fails_a_boot_with_every_cpu_online():
     assert res.cpus_online == 32 and res.steps.get("hotplug") == "pass"
     assert res.verdict == "fail"
     assert any(s.startswith("KASAN") for s in res.splats)
+
+
+def test_rcu_self_detected_stall_after_bringup_fails_the_boot():
+    """soak --only debug 2026-11-30 10:44, debug-32-single-serial (lockdep,
+    32 vCPUs round-robin): CPU 17 spent over 26 s of guest time in the
+    ACPI namespace walk of acpi_init() without a quiescent state. Every
+    CPU came up and the hotplug step passed; the stall fails the boot."""
+    log = (Path(__file__).parent / "logs" /
+           "debug32-rr-acpi-walk-rcu-self-stall.log").read_text()
+    res = parse.parse(log, 32, plan=["cpus", "hotplug"])
+    assert res.cpus_online == 32 and res.steps.get("hotplug") == "pass"
+    assert res.verdict == "fail"
+    assert any(s.startswith("stuck:") for s in res.splats)
