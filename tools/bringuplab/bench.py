@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from . import boot, initramfs, kernel, machine as machmod, report, tree, \
-    upstream, worktree
+from . import boot, hostcpu, initramfs, kernel, machine as machmod, \
+    report, tree, upstream, worktree
 from .errors import LabError
 from .paths import BUILD, ROOT
 
@@ -83,10 +83,9 @@ class Sample:
 
     @property
     def host_busy(self) -> Optional[float]:
-        """Host CPUs the vCPU threads kept busy during the bringup."""
-        if not self.host_wall_ms or self.host_vcpu_ms is None:
+        if self.host_wall_ms is None or self.host_vcpu_ms is None:
             return None
-        return self.host_vcpu_ms / self.host_wall_ms
+        return hostcpu.HostCpu(self.host_wall_ms, self.host_vcpu_ms).busy
 
 
 def run_suite(suite: str, reps: int) -> List[Sample]:

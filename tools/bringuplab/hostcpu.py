@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-START = re.compile(rb"smp: Bringing up secondary CPUs")
-END = re.compile(rb"smp: Brought up \d+ nodes?, \d+ CPUs?")
+from . import parse
+
+START = re.compile(parse.START_TEXT.encode())
+END = re.compile(parse.END_TEXT.encode())
 
 # QEMU names its threads only when asked to: "ALL CPUs/TCG" (round-robin)
 # or "CPU N/TCG" (MTTCG).

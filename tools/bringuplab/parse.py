@@ -4,10 +4,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
 _TS = r"^\[\s*(\d+\.\d+)\]\s"
-BRINGUP_START = re.compile(_TS + r".*smp: Bringing up secondary CPUs",
-                           re.M)
-BRINGUP_END = re.compile(_TS + r".*smp: Brought up (\d+) nodes?, (\d+) CPUs?",
-                         re.M)
+# The first and the last line of the kernel's bringup of the APs.
+START_TEXT = r"smp: Bringing up secondary CPUs"
+END_TEXT = r"smp: Brought up (\d+) nodes?, (\d+) CPUs?"
+BRINGUP_START = re.compile(_TS + ".*" + START_TEXT, re.M)
+BRINGUP_END = re.compile(_TS + ".*" + END_TEXT, re.M)
 # Printed by the series: "smpboot: parallel bringup of N CPUs" or
 # "smpboot: serial bringup of N CPUs", and, when parallel bringup is
 # configured but not used, "smpboot: parallel bringup disabled: reason".
