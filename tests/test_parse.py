@@ -181,3 +181,16 @@ def test_splat_after_bringup_fails_a_boot_with_every_cpu_online(
     assert all(res.steps.get(step) == "pass" for step in plan)
     assert res.verdict == "fail"
     assert any(s.startswith(splat) for s in res.splats)
+
+
+def test_lost_timer_wakeup_of_an_idle_vcpu_fails_the_boot():
+    """CI 2026-11-30 13:58, kasan-16-multi: every CPU up, then the RCU
+    grace-period kthread's timer on idle CPU 14 did not fire for 21 s
+    (all CPUs idle, MTTCG); the stall panics before the hotplug step
+    ends. Seen once before on the guest kernel (MTTCG, 32 vCPUs)."""
+    res = parse.parse(load("kasan16-mttcg-gp-kthread-timer-lost.log"), 16,
+                      plan=["cpus", "hotplug"])
+    assert res.cpus_online == 16 and res.steps.get("cpus") == "pass"
+    assert res.verdict == "fail"
+    assert "step hotplug: missing" in res.reasons
+    assert any(s.startswith("stuck:") for s in res.splats)
