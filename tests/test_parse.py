@@ -31,6 +31,14 @@ def test_good_boot_with_selftest_tap_and_x2apic():
     assert res.steps["hotplug"] == "pass"
 
 
+def test_x2apic_set_up_by_firmware_is_reported_as_x2apic():
+    # 170 vCPUs with APIC IDs up to 289: the firmware hands over in x2APIC
+    # mode, and the kernel says "Setting", not "Switched", APIC routing.
+    res = parse.parse(load("soak-x2apic-170cpu-ids-above-255.log"), 170)
+    assert res.verdict == "pass", res.reasons
+    assert res.apic == "cluster x2apic"
+
+
 def test_same_log_fails_when_more_cpus_expected():
     res = parse.parse(load("good-intel-xapic-4cpu.log"), 8)
     assert res.verdict == "fail"

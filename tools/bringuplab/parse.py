@@ -18,8 +18,9 @@ MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs", re.M)
 PHASE = re.compile(r"smpboot: bringup timing: ([a-z][a-z-]*)\s+(\d+) us",
                    re.M)
 MODE_REASON = re.compile(r"parallel bringup disabled: (.*?)\s*$", re.M)
-APIC_MODE = re.compile(r"(?:APIC: )?Switched APIC routing to[: ]+(.*?)\.?$",
-                       re.M)
+# "Setting" when the firmware already handed over in x2APIC mode
+APIC_MODE = re.compile(
+    r"(?:APIC: )?(?:Switched|Setting) APIC routing to[: ]+(.*?)\.?$", re.M)
 LAB_LINE = re.compile(r"^LAB: (.*)$", re.M)
 TAP_RESULT = re.compile(r"^(ok|not ok) \d+ (.*?)(?: # (SKIP|.*))?$", re.M)
 
