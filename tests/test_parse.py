@@ -202,3 +202,18 @@ def test_lost_timer_wakeup_of_an_idle_vcpu_fails_the_boot():
     assert res.verdict == "fail"
     assert "step hotplug: missing" in res.reasons
     assert any(s.startswith("stuck:") for s in res.splats)
+
+
+def test_excerpt_starts_at_the_first_splat():
+    text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
+    out = parse.excerpt(text, after=10, before=2).splitlines()
+    assert len(out) == 12
+    assert any(pat.search(out[2]) for _, pat in parse.SPLATS)
+    assert not any(pat.search(line) for line in out[:2]
+                   for _, pat in parse.SPLATS)
+
+
+def test_excerpt_of_a_log_without_splat_is_its_end():
+    text = load("good-intel-xapic-4cpu.log")
+    assert parse.excerpt(text, after=3) == \
+        "\n".join(text.splitlines()[-3:])

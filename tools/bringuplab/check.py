@@ -9,10 +9,11 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, List
 
-from . import (checkpatch, initramfs, kernel, matrix, packages, tree,
-               worktree)
+from . import (checkpatch, initramfs, kernel, matrix, packages, parse,
+               tree, worktree)
 from .errors import LabError
 from .paths import BUILD, ROOT
 
@@ -100,6 +101,21 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str) -> None:
     for row in rows:
         tally.add(f"boot {row.entry.name}", row.ok,
                   "; ".join(row.problems + row.result.reasons)[:200])
+        if not row.ok:
+            print_excerpt(row.result.log)
+
+
+def print_excerpt(log: str) -> None:
+    """Where a failed boot went wrong, from its console log: CI keeps only
+    what check prints."""
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError as err:
+        print(f"check: no console log to show ({err})")
+        return
+    print(f"--- {log}, around the first splat ---")
+    print(parse.excerpt(text))
+    print("--- end of excerpt ---", flush=True)
 
 
 def run(quick: bool = False) -> int:

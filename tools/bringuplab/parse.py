@@ -104,6 +104,18 @@ def splats(text: str) -> List[str]:
     return found
 
 
+def excerpt(text: str, after: int = 80, before: int = 5) -> str:
+    """The console log around the first splat (or its end, if none): what
+    a failed boot's report needs when its log file is out of reach, as a
+    CI machine's is."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines)
+                  if any(pat.search(line) for _, pat in SPLATS)), None)
+    if first is None:
+        return "\n".join(lines[-after:])
+    return "\n".join(lines[max(0, first - before):first + after])
+
+
 def phases(text: str) -> Dict[str, int]:
     """Phase -> microseconds from the series' bringup timing report.
 
