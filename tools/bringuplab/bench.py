@@ -62,6 +62,9 @@ SUITES: Dict[str, List[Setup]] = {
     "full": [_server(n, tcg, prof) for prof in ("intel", "amd")
              for tcg in ("single", "multi") for n in (8, 16, 32, 64)]
     + [Setup(64, "64x1x1", 1, "single", "intel")],
+    # The round-robin target machine alone, for many boots per cell: its
+    # ratio moves with this host's emulation speed (README).
+    "rr64": [_server(64, "single", "intel")],
 }
 
 
@@ -90,7 +93,8 @@ class Sample:
 
 def run_suite(suite: str, reps: int) -> List[Sample]:
     if suite not in SUITES:
-        raise LabError(f"unknown suite '{suite}' (quick or full)")
+        raise LabError(f"unknown suite '{suite}' (known: "
+                       f"{', '.join(SUITES)})")
     if reps < 1:
         raise LabError("--reps must be at least 1")
     print("lab: bench: " + tree.create())
@@ -222,6 +226,15 @@ def plot(samples: List[Sample], stats: Dict[str, Dict[str, dict]],
     return png
 
 
+def _command(suite: str, reps: int) -> str:
+    """The command that reruns this suite."""
+    if suite == "quick" and reps == 3:
+        return "make bench"
+    if suite == "full" and reps == 3:
+        return "make bench-full"
+    return f"tools/bringup bench --suite {suite} --reps {reps}"
+
+
 def run(suite: str = "quick", reps: int = 3) -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     samples = run_suite(suite, reps)
@@ -242,7 +255,7 @@ def run(suite: str = "quick", reps: int = 3) -> int:
         indent=1))
     png = plot(samples, stats, RESULTS / f"{suite}.png")
     (RESULTS / f"{suite}.md").write_text(
-        f"`make bench{'' if suite == 'quick' else '-full'}` "
+        f"`{_command(suite, reps)}` "
         f"({suite}, {reps} boots each, interleaved), {started}, "
         f"on a 2-core Debian 12 machine, QEMU TCG:\n\n```\n{table}\n```\n"
         f"\n`host busy`: host CPUs kept busy by QEMU's vCPU threads from "

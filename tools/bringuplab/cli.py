@@ -60,7 +60,7 @@ def cmd_initramfs(_: argparse.Namespace) -> int:
 def _plan(text: str) -> List[str]:
     steps = [s for s in text.split(",") if s]
     known = ("cpus", "hotplug", "online-all", "selftest", "selftest-all",
-             "kexec", "suspend", "stress", "online-fails")
+             "kexec", "suspend", "stress", "online-fails", "trace")
     bad = [s for s in steps if s not in known]
     if bad:
         raise LabError(f"unknown plan step '{bad[0]}' (known: "
@@ -139,6 +139,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench.run(args.suite, args.reps)
 
 
+def cmd_states(args: argparse.Namespace) -> int:
+    from . import states_report
+    if args.reps < 1:
+        raise LabError("--reps must be at least 1")
+    mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
+                        None, args.tcg)
+    packages.ensure(["kernel", "boot", "initramfs"])
+    boots = states_report.run(mach, args.reps)
+    table = states_report.render(boots)
+    print(table)
+    print(f"lab: states: {states_report.save(boots, mach, table)}")
+    return 0
+
+
 def cmd_soak(args: argparse.Namespace) -> int:
     from . import soak
     return soak.run(args.boots, args.seed,
@@ -185,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", default="cpus",
                    help="guest steps: cpus,hotplug,selftest,selftest-all,"
                    "kexec (lab.kexec=N),suspend (lab.suspend=N),stress "
-                   "(lab.stress=OPS),online-fails (lab.cpu=N)")
+                   "(lab.stress=OPS),online-fails (lab.cpu=N),trace "
+                   "(trace kernel, trace_event=cpuhp)")
     p.add_argument("--kernel", help="bzImage to boot (default: ours)")
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds before the verdict is hang")
@@ -203,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", help="quick or full")
     p.add_argument("--reps", type=int, default=3)
+    p = sub.add_parser("states", help="the bringup split by hotplug "
+                       "state, both modes (trace kernel)")
+    p.add_argument("--cpus", type=int, default=64)
+    p.add_argument("--topology", default="2x16x2")
+    p.add_argument("--numa", type=int, default=2)
+    p.add_argument("--profile", default="intel")
+    p.add_argument("--tcg", default="single")
+    p.add_argument("--reps", type=int, default=1)
     p = sub.add_parser("soak", help="the long reliability run")
     p.add_argument("--boots", type=int, default=300,
                    help="random machines in the matrix scenario")
@@ -220,7 +243,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
-            "soak": cmd_soak,
+            "soak": cmd_soak, "states": cmd_states,
             "check": cmd_check}
 
 

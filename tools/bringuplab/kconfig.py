@@ -23,6 +23,8 @@ FLAVOURS: Dict[str, Flavour] = {
     "guest": Flavour(("qemu-guest",), ("qemu-guest",)),
     "debug": Flavour(("qemu-guest", "debug"), ("qemu-guest", "debug")),
     "kasan": Flavour(("qemu-guest", "kasan"), ("qemu-guest", "kasan")),
+    # The cpuhp trace events, for the split of a bringup by state.
+    "trace": Flavour(("qemu-guest", "trace"), ("qemu-guest", "trace")),
     # Compile-only: options that need SMP drop out silently, so only the
     # flavour's own fragment is verified. On x86 HOTPLUG_CPU is
     # `def_bool y` on SMP, so this is also the HOTPLUG_CPU=n build.

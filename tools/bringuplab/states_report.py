@@ -1,0 +1,117 @@
+"""`tools/bringup states`: the bringup split by CPU hotplug state, both
+modes side by side in one run.
+
+Boots the trace kernel (kconfig/trace.config) with trace_event=cpuhp and
+bringup_timing, parallel and cpuhp.parallel=0 interleaved, and sums each
+state's callback time over all CPUs within the bringup window. What the
+states take in serial mode is work that parallel mode does as well, so
+under round-robin TCG, where one host thread emulates every vCPU, their
+sum over the serial bringup is a floor for the parallel/serial ratio that
+no overlap can beat.
+"""
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List
+
+from . import boot, initramfs, kernel, machine as machmod, report, states
+from .errors import LabError
+from .paths import ROOT
+
+RESULTS = ROOT / "bench"
+APPEND = "trace_event=cpuhp bringup_timing"
+MODES = {"parallel": APPEND, "serial": APPEND + " cpuhp.parallel=0"}
+
+
+@dataclass
+class Boot:
+    mode: str
+    log: str
+    bringup_ms: float
+    phases_us: Dict[str, int]
+    states: Dict[str, dict] = field(default_factory=dict)
+
+
+def run(mach: machmod.Machine, reps: int) -> List[Boot]:
+    kern = kernel.build("trace")
+    initrd = initramfs.build()
+    boots: List[Boot] = []
+    for rep in range(reps):
+        for mode, append in MODES.items():
+            spec = boot.BootSpec(mach, kern, initrd, append,
+                                 ["cpus", "trace"], 0, f"states-{mode}")
+            res = boot.run(spec, quiet=True)
+            if res.verdict != "pass" or res.bringup_ms is None:
+                raise LabError(f"states: {mode} boot {rep + 1} did not "
+                               f"pass ({'; '.join(res.reasons)}), log "
+                               f"{res.log}")
+            text = Path(res.log).read_text(errors="replace")
+            split = states.per_state(text, res.bringup_start,
+                                     res.bringup_end)
+            boots.append(Boot(mode, res.log, res.bringup_ms,
+                              res.phases_us,
+                              {k: asdict(v) for k, v in split.items()}))
+            print(f"lab: states: {mode} {rep + 1}/{reps}: bringup "
+                  f"{res.bringup_ms:.0f} ms, states "
+                  f"{states.total_us(split) / 1000:.0f} ms summed",
+                  flush=True)
+    return boots
+
+
+def _median(values: List[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def render(boots: List[Boot], top: int = 15) -> str:
+    by_mode = {m: [b for b in boots if b.mode == m] for m in MODES}
+
+    def state_ms(mode: str, name: str, key: str = "total_us") -> float:
+        return _median([b.states.get(name, {}).get(key, 0.0)
+                        for b in by_mode[mode]]) / 1000.0
+
+    def sum_ms(mode: str) -> float:
+        return _median([sum(s["total_us"] for s in b.states.values())
+                        for b in by_mode[mode]]) / 1000.0
+
+    names = sorted({n for b in boots for n in b.states},
+                   key=lambda n: -state_ms("serial", n))
+    bring = {m: _median([b.bringup_ms for b in by_mode[m]]) for m in MODES}
+    rows: List[List[object]] = []
+    for name in names[:top]:
+        rows.append([name, report.fmt_ms(state_ms("parallel", name)),
+                     report.fmt_ms(state_ms("serial", name)),
+                     report.fmt_ms(state_ms("serial", name, "on_ap_us")),
+                     f"{state_ms('serial', name) / bring['serial']:.2f}"])
+    rest = len(names) - top
+    if rest > 0:
+        rows.append([f"({rest} more states)",
+                     report.fmt_ms(sum_ms("parallel") - sum(
+                         state_ms("parallel", n) for n in names[:top])),
+                     report.fmt_ms(sum_ms("serial") - sum(
+                         state_ms("serial", n) for n in names[:top])),
+                     "", ""])
+    rows.append(["all states", report.fmt_ms(sum_ms("parallel")),
+                 report.fmt_ms(sum_ms("serial")), "",
+                 f"{sum_ms('serial') / bring['serial']:.2f}"])
+    rows.append(["bringup", report.fmt_ms(bring["parallel"]),
+                 report.fmt_ms(bring["serial"]), "", "1.00"])
+    n = len(by_mode["serial"])
+    return report.table(
+        ["state (callback)", "parallel ms", "serial ms", "on AP",
+         "of serial"], rows) + (
+        f"\n\nmedians of {n} boot(s) per mode; callback time summed over "
+        f"all CPUs;\n'on AP' is the part the AP ran itself, the rest ran "
+        f"on the control CPU.")
+
+
+def save(boots: List[Boot], mach: machmod.Machine, table: str) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "states.json").write_text(
+        json.dumps([asdict(b) for b in boots], indent=1))
+    out = RESULTS / "states.md"
+    machine = (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
+               f"node(s), {mach.profile}, TCG {mach.tcg}")
+    out.write_text(f"# Bringup split by hotplug state\n\n{machine}; "
+                   f"tools/bringup states\n\n```\n{table}\n```\n")
+    return out
