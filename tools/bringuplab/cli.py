@@ -9,6 +9,7 @@ from typing import List, Optional
 from . import (boot, checkpatch, initramfs, kconfig, kernel,
                machine as machmod, matrix, packages, tree)
 from .errors import LabError
+from .paths import out_dir
 
 
 class Parser(argparse.ArgumentParser):
@@ -145,8 +146,15 @@ def cmd_states(args: argparse.Namespace) -> int:
         raise LabError("--reps must be at least 1")
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         None, args.tcg)
-    packages.ensure(["kernel", "boot", "initramfs"])
-    boots = states_report.run(mach, args.reps)
+    if args.logs:
+        # Split the logs of earlier runs again (the kernel they booted
+        # must still be the trace kernel built here, for its System.map)
+        syms = states_report.symbols_of(out_dir("trace") /
+                                        "arch/x86/boot/bzImage")
+        boots = [states_report.analyse(log, syms) for log in args.logs]
+    else:
+        packages.ensure(["kernel", "boot", "initramfs"])
+        boots = states_report.run(mach, args.reps)
     table = states_report.render(boots)
     print(table)
     print(f"lab: states: {states_report.save(boots, mach, table)}")
@@ -226,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", default="intel")
     p.add_argument("--tcg", default="single")
     p.add_argument("--reps", type=int, default=1)
+    p.add_argument("--logs", nargs="+", help="split these console logs "
+                   "of earlier states boots instead of booting")
     p = sub.add_parser("soak", help="the long reliability run")
     p.add_argument("--boots", type=int, default=300,
                    help="random machines in the matrix scenario")

@@ -7,6 +7,7 @@ cpuhp_exit with the same cpu and step closes it. A callback for an AP runs
 on the control CPU (the PREPARE and BP states) or on the AP itself (the
 STARTING and ONLINE states): the `[NNN]` field says which.
 """
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -14,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 _HEAD = r"^TRACE: .*?\[(\d+)\][^:]*?\s(\d+\.\d+): "
 ENTER = re.compile(_HEAD + r"cpuhp_(?:multi_)?enter: cpu: (\d+) "
                    r"target: +-?\d+ step: +(-?\d+) \((.*)\)\s*$", re.M)
-EXIT = re.compile(_HEAD + r"cpuhp_exit: cpu: (\d+) +state: +-?\d+ "
+EXIT = re.compile(_HEAD + r"cpuhp_exit: +cpu: (\d+) +state: +-?\d+ "
                   r"step: +(-?\d+) ret: (-?\d+)\s*$", re.M)
 
 
@@ -26,21 +27,47 @@ class StateTime:
     on_ap_us: float = 0.0     # the part run by the AP itself
 
 
-def _name(callback: str) -> str:
-    """'sched_cpu_activate+0x0/0x1a0' -> 'sched_cpu_activate'."""
-    return callback.split("+", 1)[0].strip() or "?"
+class Symbols:
+    """Addresses -> function names from a System.map, for kernels without
+    kallsyms, whose trace prints callbacks as bare addresses."""
+
+    def __init__(self, system_map: str = "") -> None:
+        table = []
+        for line in system_map.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "tTwW":
+                table.append((int(parts[0], 16), parts[2]))
+        table.sort()
+        self._addrs = [a for a, _ in table]
+        self._names = [n for _, n in table]
+
+    def name(self, callback: str) -> str:
+        """'sched_cpu_activate+0x0/0x1a0' -> 'sched_cpu_activate';
+        '0xffffffff810e2eec' -> the function at or below the address."""
+        callback = callback.strip()
+        if callback.startswith("0x") and self._addrs:
+            i = bisect.bisect_right(self._addrs, int(callback, 16)) - 1
+            return self._names[i] if i >= 0 else callback
+        return callback.split("+", 1)[0] or "?"
 
 
-def per_state(text: str, start: Optional[float] = None,
-              end: Optional[float] = None) -> Dict[str, StateTime]:
-    """Callback time per state (by callback name), summed over all CPUs,
-    for callbacks which began within [start, end] (seconds, the console
-    log's clock, which the trace shares)."""
+# Callbacks of the tracer itself: a kernel without tracing has none.
+TRACER_OWN = ("trace_rb_cpu_prepare",)
+
+
+def per_state(text: str, symbols: Optional[Symbols] = None,
+              boot_cpu: int = 0) -> Dict[str, StateTime]:
+    """Callback time per state (by callback name), summed over all APs,
+    for every callback the log's trace shows for an AP: a boot whose plan
+    has no hotplug step shows only the bringup. (The trace clock is not
+    the console's, so the bringup lines cannot delimit it.) The tracer's
+    own callbacks are left out."""
+    symbols = symbols or Symbols()
     # (time, exits after enters, enter?, cpu, step, name, ran on)
     events: List[Tuple[float, int, bool, int, int, str, int]] = []
     for m in ENTER.finditer(text):
         events.append((float(m.group(2)), 0, True, int(m.group(3)),
-                       int(m.group(4)), _name(m.group(5)),
+                       int(m.group(4)), symbols.name(m.group(5)),
                        int(m.group(1))))
     for m in EXIT.finditer(text):
         events.append((float(m.group(2)), 1, False, int(m.group(3)),
@@ -56,8 +83,7 @@ def per_state(text: str, start: Optional[float] = None,
         if began is None:
             continue
         t0, name, ran_on = began
-        if (start is not None and t0 < start) or \
-                (end is not None and t0 > end):
+        if cpu == boot_cpu or name in TRACER_OWN:
             continue
         st = out.setdefault(name, StateTime(name))
         st.calls += 1

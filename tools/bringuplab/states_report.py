@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List
 
-from . import boot, initramfs, kernel, machine as machmod, report, states
+from . import boot, initramfs, kernel, machine as machmod, parse, report, \
+    states
 from .errors import LabError
 from .paths import ROOT
 
@@ -33,8 +34,32 @@ class Boot:
     states: Dict[str, dict] = field(default_factory=dict)
 
 
+def analyse(log: str, symbols: states.Symbols) -> Boot:
+    """One boot's split, from its console log."""
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError as err:
+        raise LabError(f"states: cannot read {log}: {err}") from None
+    res = parse.parse(text, 0, plan=["cpus", "trace"])
+    if res.bringup_ms is None or res.mode not in MODES:
+        raise LabError(f"states: no bringup and mode in {log}")
+    if res.steps.get("trace") != "pass":
+        raise LabError(f"states: no complete trace in {log}")
+    split = states.per_state(text, symbols)
+    return Boot(res.mode, log, res.bringup_ms, res.phases_us,
+                {k: asdict(v) for k, v in split.items()})
+
+
+def symbols_of(kern: Path) -> states.Symbols:
+    system_map = kern.parents[3] / "System.map"
+    if not system_map.is_file():
+        raise LabError(f"states: no {system_map} beside the kernel")
+    return states.Symbols(system_map.read_text())
+
+
 def run(mach: machmod.Machine, reps: int) -> List[Boot]:
     kern = kernel.build("trace")
+    symbols = symbols_of(kern)
     initrd = initramfs.build()
     boots: List[Boot] = []
     for rep in range(reps):
@@ -42,20 +67,16 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
             spec = boot.BootSpec(mach, kern, initrd, append,
                                  ["cpus", "trace"], 0, f"states-{mode}")
             res = boot.run(spec, quiet=True)
-            if res.verdict != "pass" or res.bringup_ms is None:
+            if res.verdict != "pass":
                 raise LabError(f"states: {mode} boot {rep + 1} did not "
                                f"pass ({'; '.join(res.reasons)}), log "
                                f"{res.log}")
-            text = Path(res.log).read_text(errors="replace")
-            split = states.per_state(text, res.bringup_start,
-                                     res.bringup_end)
-            boots.append(Boot(mode, res.log, res.bringup_ms,
-                              res.phases_us,
-                              {k: asdict(v) for k, v in split.items()}))
+            one = analyse(res.log, symbols)
+            boots.append(one)
             print(f"lab: states: {mode} {rep + 1}/{reps}: bringup "
-                  f"{res.bringup_ms:.0f} ms, states "
-                  f"{states.total_us(split) / 1000:.0f} ms summed",
-                  flush=True)
+                  f"{one.bringup_ms:.0f} ms, states "
+                  f"{sum(s['total_us'] for s in one.states.values()) / 1000:.0f}"
+                  f" ms summed, log {res.log}", flush=True)
     return boots
 
 
