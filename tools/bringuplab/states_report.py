@@ -143,6 +143,16 @@ def render(boots: List[Boot], top: int = 15) -> str:
         f"measured ratio {bring['parallel'] / bring['serial']:.2f}.")
 
 
+def command(mach: machmod.Machine, reps: int) -> str:
+    """The command line that boots this split again."""
+    cmd = "tools/bringup states"
+    if (mach.cpus, mach.topology, mach.numa, mach.profile, mach.tcg) != \
+            (64, "2x16x2", 2, "intel", "single"):
+        cmd += (f" --cpus {mach.cpus} --topology {mach.topology} --numa "
+                f"{mach.numa} --profile {mach.profile} --tcg {mach.tcg}")
+    return cmd + (f" --reps {reps}" if reps != 1 else "")
+
+
 def save(boots: List[Boot], mach: machmod.Machine, table: str) -> Path:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "states.json").write_text(
@@ -150,6 +160,7 @@ def save(boots: List[Boot], mach: machmod.Machine, table: str) -> Path:
     out = RESULTS / "states.md"
     machine = (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
                f"node(s), {mach.profile}, TCG {mach.tcg}")
-    out.write_text(f"# Bringup split by hotplug state\n\n{machine}; "
-                   f"tools/bringup states\n\n```\n{table}\n```\n")
+    reps = sum(1 for b in boots if b.mode == "serial")
+    out.write_text(f"# Bringup split by hotplug state\n\n{machine}: "
+                   f"`{command(mach, reps)}`\n\n```\n{table}\n```\n")
     return out
