@@ -113,7 +113,9 @@ def print_excerpt(log: str) -> None:
     except OSError as err:
         print(f"check: no console log to show ({err})")
         return
-    print(f"--- {log}, around the first splat ---")
+    where = "around the first splat" if parse.splats(text) \
+        else "its last lines"
+    print(f"--- {log}, {where} ---")
     print(parse.excerpt(text))
     print("--- end of excerpt ---", flush=True)
 

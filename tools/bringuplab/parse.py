@@ -112,7 +112,7 @@ def excerpt(text: str, after: int = 80, before: int = 5) -> str:
     first = next((i for i, line in enumerate(lines)
                   if any(pat.search(line) for _, pat in SPLATS)), None)
     if first is None:
-        return "\n".join(lines[-after:])
+        return "\n".join(lines[-after:]) if after > 0 else ""
     return "\n".join(lines[max(0, first - before):first + after])
 
 

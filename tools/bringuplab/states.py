@@ -43,51 +43,80 @@ class Symbols:
 
     def name(self, callback: str) -> str:
         """'sched_cpu_activate+0x0/0x1a0' -> 'sched_cpu_activate';
-        '0xffffffff810e2eec' -> the function at or below the address."""
+        '0xffffffff810e2eec' -> the function at that address (KeyError
+        if none starts there)."""
         callback = callback.strip()
         if callback.startswith("0x") and self._addrs:
-            i = bisect.bisect_right(self._addrs, int(callback, 16)) - 1
-            return self._names[i] if i >= 0 else callback
+            # A callback is a function's entry: anything else means a
+            # System.map of another kernel than the one traced
+            addr = int(callback, 16)
+            i = bisect.bisect_left(self._addrs, addr)
+            if i == len(self._addrs) or self._addrs[i] != addr:
+                raise KeyError(f"no function at {callback} in System.map "
+                               f"(of another kernel?)")
+            return self._names[i]
         return callback.split("+", 1)[0] or "?"
 
 
 # Callbacks of the tracer itself: a kernel without tracing has none.
 TRACER_OWN = ("trace_rb_cpu_prepare",)
+# The state that starts the AP and, through cpuhp_kick_ap(), waits for
+# its ONLINE callbacks, which nest in it. An AP's bringup ends with it.
+BRINGUP = "bringup_cpu"
+
+
+class TraceError(ValueError):
+    """Events which do not pair up: a trace to not draw conclusions from."""
 
 
 def per_state(text: str, symbols: Optional[Symbols] = None,
               boot_cpu: int = 0) -> Dict[str, StateTime]:
-    """Callback time per state (by callback name), summed over all APs,
-    for every callback the log's trace shows for an AP: a boot whose plan
-    has no hotplug step shows only the bringup. (The trace clock is not
-    the console's, so the bringup lines cannot delimit it.) The tracer's
-    own callbacks are left out."""
+    """Callback time per state (by callback name), summed over the APs'
+    bringups: for each AP, the callbacks which began before its
+    bringup_cpu() returned. Callbacks of states registered later (by
+    initcalls after the bringup, for every CPU online then) are not part
+    of it, nor are the boot CPU's own and the tracer's. bringup_cpu()
+    counts without the ONLINE callbacks nested in it. STARTING callbacks
+    run on the AP before it is online, where tracepoints do not fire: a
+    trace never shows them.
+
+    Events are taken in the order of the trace (merged by time), so an
+    exit and the next enter of the same step at the same timestamp pair
+    up as they happened. TraceError if an exit has no enter."""
     symbols = symbols or Symbols()
-    # (time, exits after enters, enter?, cpu, step, name, ran on)
-    events: List[Tuple[float, int, bool, int, int, str, int]] = []
-    for m in ENTER.finditer(text):
-        events.append((float(m.group(2)), 0, True, int(m.group(3)),
-                       int(m.group(4)), symbols.name(m.group(5)),
-                       int(m.group(1))))
-    for m in EXIT.finditer(text):
-        events.append((float(m.group(2)), 1, False, int(m.group(3)),
-                       int(m.group(4)), "", int(m.group(1))))
-    events.sort(key=lambda e: (e[0], e[1]))
     open_calls: Dict[Tuple[int, int], Tuple[float, str, int]] = {}
+    nested: Dict[int, float] = {}       # AP -> ONLINE time in bringup_cpu
+    done: Dict[int, bool] = {}          # AP -> bringup_cpu() returned
     out: Dict[str, StateTime] = {}
-    for when, _, is_enter, cpu, step, name, ran_on in events:
-        if is_enter:
-            open_calls[(cpu, step)] = (when, name, ran_on)
+    for line in text.splitlines():
+        if not line.startswith("TRACE: "):
             continue
+        m = ENTER.match(line)
+        if m:
+            cpu, step = int(m.group(3)), int(m.group(4))
+            open_calls[(cpu, step)] = (float(m.group(2)),
+                                       symbols.name(m.group(5)),
+                                       int(m.group(1)))
+            continue
+        m = EXIT.match(line)
+        if not m:
+            continue
+        cpu, step = int(m.group(3)), int(m.group(4))
         began = open_calls.pop((cpu, step), None)
         if began is None:
-            continue
+            raise TraceError(f"cpuhp_exit without enter: {line.strip()}")
         t0, name, ran_on = began
-        if cpu == boot_cpu or name in TRACER_OWN:
+        if cpu == boot_cpu or name in TRACER_OWN or done.get(cpu):
             continue
+        us = (float(m.group(2)) - t0) * 1e6
+        if name == BRINGUP:
+            us -= nested.pop(cpu, 0.0)
+            done[cpu] = True
+        elif any(c == cpu and n == BRINGUP
+                 for (c, _), (_, n, _) in open_calls.items()):
+            nested[cpu] = nested.get(cpu, 0.0) + us
         st = out.setdefault(name, StateTime(name))
         st.calls += 1
-        us = (when - t0) * 1e6
         st.total_us += us
         if ran_on == cpu:
             st.on_ap_us += us
