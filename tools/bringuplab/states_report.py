@@ -138,8 +138,9 @@ def render(boots: List[Boot], top: int = 15) -> str:
         ["state (callback)", "parallel ms", "serial ms", "on AP",
          "of serial"], rows) + (
         f"\n\nmedians of {n} boot(s) per mode; callback time summed over "
-        f"all CPUs;\n'on AP' is the part the AP ran itself, the rest ran "
-        f"on the control CPU; bringup_cpu without the ONLINE callbacks "
+        f"the APs;\n'on AP' (serial mode) is the part the AP ran itself, "
+        f"the rest ran on the control CPU; bringup_cpu without the ONLINE "
+        f"callbacks "
         f"nested in it;\nSTARTING callbacks are not traced.\n\n"
         f"Generic states (all but {' and '.join(ARCH)}) in parallel mode: "
         f"{generic:.0f} ms, {share:.2f} of the serial bringup "
