@@ -6,13 +6,23 @@ from .errors import LabError
 from .paths import BUILD
 
 
-def run(configs: List[str]) -> int:
+def run(configs: List[str], first: int = 1) -> int:
+    """Build patches first..last of base..HEAD with each config.
+
+    first > 1 resumes an interrupted run; the summary says which patches
+    it covered, so a partial run is never mistaken for a whole one.
+    """
     revs = tree.git(["rev-list", "--reverse", "base..HEAD"]).split()
     if not revs:
         raise LabError("no commits on top of base in build/linux")
+    if not 1 <= first <= len(revs):
+        raise LabError(f"--from {first}: the series has patches 1-"
+                       f"{len(revs)}")
     where = BUILD / "bisect" / "linux"
     failed = 0
     for num, rev in enumerate(revs, 1):
+        if num < first:
+            continue
         subject = tree.git(["log", "-1", "--format=%s", rev]).strip()
         worktree.fresh(where, rev)
         for config in configs:
@@ -24,5 +34,7 @@ def run(configs: List[str]) -> int:
                 state, failed = f"FAIL ({err})", failed + 1
             print(f"bisect: {num:02d}/{len(revs)} {config}: {state}: "
                   f"{subject}", flush=True)
-    print(f"{len(revs) * len(configs) - failed} passed, {failed} failed")
+    builds = (len(revs) - first + 1) * len(configs)
+    print(f"bisect: patches {first}-{len(revs)} of {len(revs)}: "
+          f"{builds - failed} passed, {failed} failed")
     return 1 if failed else 0

@@ -47,7 +47,9 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     packages.ensure(["kernel"])
     if args.each:
         from . import bisect
-        return bisect.run(args.config.split(","))
+        return bisect.run(args.config.split(","), args.first)
+    if args.first != 1:
+        raise LabError("--from needs --each")
     print(kernel.build(args.config))
     return 0
 
@@ -189,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "--each a comma list")
     p.add_argument("--each", action="store_true",
                    help="compile-test every patch of the series in turn")
+    p.add_argument("--from", dest="first", type=int, default=1,
+                   metavar="N", help="with --each: start at patch N "
+                   "(resume an interrupted run)")
     sub.add_parser("initramfs", help="build the guest initramfs")
     p = sub.add_parser("boot", help="boot once in QEMU and judge it")
     p.add_argument("--cpus", type=int, default=4)
