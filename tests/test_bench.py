@@ -33,3 +33,23 @@ def test_phase_table_takes_medians_per_phase():
 
 def test_phase_table_empty_without_reports():
     assert bench.phase_table([sample("upstream-parallel", 1.0, {})]) == ""
+
+
+def test_host_clock_table_uses_host_wall():
+    def timed(variant: str, guest: float, host: float) -> bench.Sample:
+        smp = sample(variant, guest, {})
+        smp.host_wall_ms = host
+        return smp
+    stats = bench.medians([timed("ours-parallel", 50.0, 80.0),
+                           timed("ours-serial", 100.0, 100.0)])
+    guest = bench.render(stats).splitlines()
+    host = bench.render(stats, "host").splitlines()
+    # machine (4 words), kernel/mode, median, min-max, boots, x own serial
+    assert guest[2].split()[8] == "0.50"
+    assert host[2].split()[5:9] == ["80.0", "80.0-80.0", "1", "0.80"]
+    assert "host busy" not in host[0]
+
+
+def test_host_clock_table_skips_boots_without_host_times():
+    stats = bench.medians([sample("ours-parallel", 50.0, {})])
+    assert len(bench.render(stats, "host").splitlines()) == 2
