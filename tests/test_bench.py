@@ -53,3 +53,13 @@ def test_host_clock_table_uses_host_wall():
 def test_host_clock_table_skips_boots_without_host_times():
     stats = bench.medians([sample("ours-parallel", 50.0, {})])
     assert len(bench.render(stats, "host").splitlines()) == 2
+
+
+def test_pre_kick_is_host_wall_less_the_time_from_the_first_kick():
+    smp = sample("ours-parallel", 300.0, {"kick": 50000})
+    assert bench.pre_kick_us(smp) is None
+    smp.host_wall_ms, smp.kick_total_us = 400.0, 250000
+    assert bench.pre_kick_us(smp) == 150000.0
+    lines = bench.phase_table([smp]).splitlines()
+    assert lines[0].split()[-2:] == [bench.PRE_KICK, "kick"]
+    assert lines[2].split()[-2:] == ["150.0", "50.0"]

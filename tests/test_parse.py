@@ -117,6 +117,7 @@ def test_bringup_timing_phases_from_a_real_boot():
         "ap-calibrate", "ap-starting", "other"]
     assert res.phases_us["tsc-sync"] == 31873
     assert res.phases_us["other"] == 65380
+    assert res.kick_total_us == 152838
 
 
 def test_bringup_timing_absent_and_kexec_keeps_first_report():

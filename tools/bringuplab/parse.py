@@ -17,6 +17,10 @@ MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs", re.M)
 # "smpboot: bringup timing: kick    84151 us" (one line per phase).
 PHASE = re.compile(r"smpboot: bringup timing: ([a-z][a-z-]*)\s+(\d+) us",
                    re.M)
+# Its first line: "smpboot: bringup timing: 63 APs, 256612 us from the
+# first kick" (TSC time from the first kick to the report).
+KICK_TOTAL = re.compile(r"smpboot: bringup timing: \d+ APs?, (\d+) us from "
+                        r"the first kick", re.M)
 MODE_REASON = re.compile(r"parallel bringup disabled: (.*?)\s*$", re.M)
 # "Setting" when the firmware already handed over in x2APIC mode
 APIC_MODE = re.compile(
@@ -78,6 +82,7 @@ class BootResult:
     brought_up_each: List[int] = field(default_factory=list)
     online_each: List[int] = field(default_factory=list)
     phases_us: Dict[str, int] = field(default_factory=dict)
+    kick_total_us: Optional[int] = None
     # Set by boot.run when asked (hostcpu.py), not read from the log:
     # host wall time of the bringup and the vCPU threads' run time in it.
     host_wall_ms: Optional[float] = None
@@ -127,6 +132,12 @@ def phases(text: str) -> Dict[str, int]:
             break
         out[match.group(1)] = int(match.group(2))
     return out
+
+
+def kick_total(text: str) -> Optional[int]:
+    """Microseconds from the first kick to the report (first kernel's)."""
+    match = KICK_TOTAL.search(text)
+    return int(match.group(1)) if match else None
 
 
 def lab_fields(line: str) -> Dict[str, str]:
@@ -190,7 +201,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         bringup_end=float(end.group(1)) if end else None,
         bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
         done=done, log=log, boots=boots, brought_up_each=ups,
-        online_each=all_online, phases_us=phases(text))
+        online_each=all_online, phases_us=phases(text),
+        kick_total_us=kick_total(text))
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
                                * 1000.0, 3)
