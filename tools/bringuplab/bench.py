@@ -209,7 +209,7 @@ def render(stats: Dict[str, Dict[str, dict]], clock: str = "guest"
     for setup, per in stats.items():
         for var in VARIANTS:
             cell = per.get(var.name)
-            if not cell or cell.get(key + "median") is None and key:
+            if not cell or (key and cell.get(key + "median") is None):
                 continue
             own_serial = per.get(var.kernel + "-serial", {}).get(
                 key + "median")
