@@ -63,3 +63,25 @@ def test_pre_kick_is_host_wall_less_the_time_from_the_first_kick():
     lines = bench.phase_table([smp]).splitlines()
     assert lines[0].split()[-2:] == [bench.PRE_KICK, "kick"]
     assert lines[2].split()[-2:] == ["150.0", "50.0"]
+
+
+def test_render_saved_reads_a_bench_json(tmp_path, capsys):
+    import json
+    from dataclasses import asdict
+    smp = sample("ours-parallel", 50.0, {})
+    smp.host_wall_ms = 80.0
+    path = tmp_path / "quick.json"
+    path.write_text(json.dumps({"samples": [asdict(smp)]}))
+    assert bench.render_saved(path) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("by the host's clock:")
+    assert "80.0" in out and "50.0" in out
+
+
+def test_render_saved_refuses_what_is_not_a_bench(tmp_path):
+    import pytest
+    from bringuplab.errors import LabError
+    path = tmp_path / "bad.json"
+    path.write_text('{"samples": [{"nonsense": 1}]}')
+    with pytest.raises(LabError):
+        bench.render_saved(path)

@@ -291,6 +291,31 @@ def _command(suite: str, reps: int) -> str:
     return f"tools/bringup bench --suite {suite} --reps {reps}"
 
 
+def load(path: Path) -> List[Sample]:
+    """The samples of a bench's JSON (bench/SUITE.json or the raw file)."""
+    try:
+        data = json.loads(path.read_text())
+        rows = data["samples"] if isinstance(data, dict) else data
+        return [Sample(**row) for row in rows]
+    except OSError as err:
+        raise LabError(f"cannot read {path}: {err.strerror}") from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise LabError(f"{path} is not a bench result ({err})") from err
+
+
+def render_saved(path: Path) -> int:
+    """Print a saved bench's tables again, by both clocks: older results
+    (git show REV:bench/quick.json) get the host's clock table too."""
+    samples = load(path)
+    stats = medians(samples)
+    print("by the host's clock:\n" + render(stats, "host"))
+    print("\nby the guest's printk clock:\n" + render(stats))
+    phase = phase_table(samples)
+    if phase:
+        print("\nper-phase medians, ms:\n" + phase)
+    return 0
+
+
 def run(suite: str = "quick", reps: int = 3) -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     samples = run_suite(suite, reps)

@@ -136,6 +136,8 @@ def cmd_demo(_: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
+    if args.render:
+        return bench.render_saved(Path(args.render))
     if args.suite not in bench.SUITES:
         raise LabError(f"unknown suite '{args.suite}' (quick or full)")
     packages.ensure(list(packages.NEEDS))
@@ -231,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", help="quick or full")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--render", metavar="JSON", help="print the tables of "
+                   "a saved bench again (e.g. from git show "
+                   "REV:bench/quick.json), by both clocks; boots nothing")
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
     p.add_argument("--cpus", type=int, default=64)
