@@ -85,3 +85,23 @@ def test_render_saved_refuses_what_is_not_a_bench(tmp_path):
     path.write_text('{"samples": [{"nonsense": 1}]}')
     with pytest.raises(LabError):
         bench.render_saved(path)
+
+
+def test_pair_table_divides_boots_of_the_same_rep():
+    def timed(variant: str, rep: int, host: float,
+              verdict: str = "pass") -> bench.Sample:
+        smp = sample(variant, 1.0, {}, verdict)
+        smp.rep, smp.host_wall_ms = rep, host
+        return smp
+    # rep 2 ran on a slow host: its pair keeps the same ratio
+    text = bench.pair_table([
+        timed("ours-parallel", 1, 40.0), timed("ours-serial", 1, 100.0),
+        timed("ours-parallel", 2, 160.0), timed("ours-serial", 2, 400.0),
+        timed("ours-parallel", 3, 30.0), timed("ours-serial", 3, 60.0),
+        timed("upstream-parallel", 3, 90.0, "hang")])
+    lines = text.splitlines()
+    assert lines[0].split() == ["machine", "ratio", "median", "min-max",
+                                "pairs"]
+    # a failed boot leaves its rep out of the ratios it is part of
+    assert len(lines) == 3
+    assert lines[2].split()[-3:] == ["0.40", "0.40-0.50", "3"]

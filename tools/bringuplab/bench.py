@@ -196,6 +196,48 @@ def phase_table(samples: List[Sample]) -> str:
     return report.table(["machine", "kernel/mode"] + names, rows)
 
 
+# The ratios pair_table() follows: (name, numerator, denominator).
+PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
+         ("ours par / upstream par", "ours-parallel", "upstream-parallel"),
+         ("upstream par / upstream serial", "upstream-parallel",
+          "upstream-serial")]
+
+
+def pair_table(samples: List[Sample]) -> str:
+    """Ratios of boots of the same rep, by the host's clock: the boots of
+    one rep follow each other within seconds, so a change of this host's
+    emulation speed between reps moves both sides of a pair alike, which
+    the ratio of medians does not see."""
+    times: Dict[tuple, float] = {}
+    for smp in samples:
+        if smp.verdict == "pass" and smp.host_wall_ms:
+            times[(smp.setup, smp.rep, smp.variant)] = smp.host_wall_ms
+    setups = list(dict.fromkeys(s.setup for s in samples))
+    reps = sorted({s.rep for s in samples})
+    rows = []
+    for setup in setups:
+        for name, num, den in PAIRS:
+            ratios = [times[(setup, r, num)] / times[(setup, r, den)]
+                      for r in reps if (setup, r, num) in times
+                      and (setup, r, den) in times]
+            if ratios:
+                rows.append([setup, name,
+                             f"{statistics.median(ratios):.2f}",
+                             f"{min(ratios):.2f}-{max(ratios):.2f}",
+                             str(len(ratios))])
+    if not rows:
+        return ""
+    return report.table(["machine", "ratio", "median", "min-max", "pairs"],
+                        rows)
+
+
+PAIR_NOTE = (
+    "Per rep, by the host's clock (boots of one rep follow each other "
+    "within seconds, so a drift of this host's speed between reps moves "
+    "both sides of a pair alike; the claims above are ratios of "
+    "medians):")
+
+
 def _ratio(num: Optional[float], den: Optional[float]) -> str:
     return "-" if not num or not den else f"{num / den:.2f}"
 
@@ -310,6 +352,9 @@ def render_saved(path: Path) -> int:
     stats = medians(samples)
     print("by the host's clock:\n" + render(stats, "host"))
     print("\nby the guest's printk clock:\n" + render(stats))
+    pairs = pair_table(samples)
+    if pairs:
+        print("\nratios within each rep, by the host's clock:\n" + pairs)
     phase = phase_table(samples)
     if phase:
         print("\nper-phase medians, ms:\n" + phase)
@@ -324,6 +369,9 @@ def run(suite: str = "quick", reps: int = 3) -> int:
     print("by the host's clock:\n" + host)
     table = render(stats)
     print("\nby the guest's printk clock:\n" + table)
+    pairs = pair_table(samples)
+    if pairs:
+        print("\nratios within each rep, by the host's clock:\n" + pairs)
     phase = phase_table(samples)
     if phase:
         print("\nper-phase medians, ms (bringup_timing; ap-* summed over"
@@ -348,6 +396,7 @@ def run(suite: str = "quick", reps: int = 3) -> int:
         f"the guest's first to its last bringup line, median (round-robin "
         f"TCG: at most 1.00; below that, every vCPU was idle, waiting, "
         f"part of the time).\n"
+        + (f"\n{PAIR_NOTE}\n\n```\n{pairs}\n```\n" if pairs else "")
         + (f"\nWhere our kernel's bringup time goes (medians of its "
            f"`bringup_timing` report, ms; control-CPU phases are wall "
            f"time from the first kick, `ap-*` are summed over the APs; "
