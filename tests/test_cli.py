@@ -23,6 +23,9 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["boot", "--accel", "hax"], "unknown accelerator"),
     (["matrix", "nosuch"], "unknown matrix 'nosuch'"),
     (["kernel", "--config", "huge"], "unknown config 'huge'"),
+    (["compare", "--without", "x"], "not a patch number"),
+    (["compare", "--without", "999"], "the series has patches 1-"),
+    (["compare", "--reps", "0"], "--reps must be at least 1"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_one_line_error(args, message):

@@ -144,6 +144,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench.run(args.suite, args.reps)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from . import compare
+    count = len(tree.series_files())
+    without = [compare.patch_number(n, count) for n in args.without or []]
+    if args.reps < 1:
+        raise LabError("--reps must be at least 1")
+    mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
+                        args.x2apic, args.tcg)
+    packages.ensure(["kernel", "boot", "initramfs"])
+    return compare.run(mach, args.append or [], without, args.reps)
+
+
 def cmd_states(args: argparse.Namespace) -> int:
     from . import states_report
     if args.reps < 1:
@@ -236,6 +248,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--render", metavar="JSON", help="print the tables of "
                    "a saved bench again (e.g. from git show "
                    "REV:bench/quick.json), by both clocks; boots nothing")
+    p = sub.add_parser("compare", help="A/B boots of one machine by "
+                       "command line or without a patch, interleaved")
+    p.add_argument("--cpus", type=int, default=64)
+    p.add_argument("--topology", default="2x16x2")
+    p.add_argument("--numa", type=int, default=2)
+    p.add_argument("--profile", default="intel")
+    apic = p.add_mutually_exclusive_group()
+    apic.add_argument("--x2apic", dest="x2apic", action="store_true",
+                      default=None)
+    apic.add_argument("--no-x2apic", dest="x2apic", action="store_false")
+    p.add_argument("--tcg", default="single")
+    p.add_argument("--append", action="append", metavar="PARAMS",
+                   help="an arm: our kernel with these parameters "
+                   "(repeat; none: one arm, the default command line)")
+    p.add_argument("--without", action="append", metavar="N",
+                   help="an arm: the series without patch N, booted with "
+                   "the first --append (repeat)")
+    p.add_argument("--reps", type=int, default=3)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
     p.add_argument("--cpus", type=int, default=64)
@@ -263,7 +293,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
-            "soak": cmd_soak, "states": cmd_states,
+            "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
             "check": cmd_check}
 
 

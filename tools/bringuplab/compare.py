@@ -1,0 +1,151 @@
+"""A/B boots of one machine: command lines of our kernel, or the series
+less one patch, booted in turn (A B C A B C ...) and compared by the host's
+clock and the series' per-phase report. What a changelog quotes when it
+says what a patch saved."""
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import List
+
+from . import bench, boot, initramfs, kernel, machine as machmod, report
+from . import tree, worktree
+from .errors import LabError
+from .paths import BUILD
+
+OUT = BUILD / "compare"
+# Every arm boots our kernel with its per-phase report on.
+TIMING = "bringup_timing"
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    append: str
+    kernel: Path
+
+
+def machine_name(mach: machmod.Machine) -> str:
+    """As the bench names its machines."""
+    return (f"{mach.cpus}={mach.topology} numa{mach.numa} {mach.tcg} "
+            f"{mach.profile}" + (" x2apic" if mach.x2apic else ""))
+
+
+def arm_name(append: str) -> str:
+    return append.strip() or "default"
+
+
+def patch_number(text: str, count: int) -> int:
+    """The N of --without N: a patch of the series, 1-based."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise LabError(f"--without {text}: not a patch number") from None
+    if not 1 <= number <= count:
+        raise LabError(f"--without {number}: the series has patches "
+                       f"1-{count}")
+    return number
+
+
+def without_kernel(number: int) -> Path:
+    """Build the guest kernel of base + the series without patch
+    `number`, in a worktree of its own (the developer's tree is left
+    alone); LabError if the rest does not apply without it."""
+    patches = tree.series_files()
+    number = patch_number(str(number), len(patches))
+    src = worktree.fresh(OUT / f"linux-without-{number}", "base")
+    try:
+        tree.apply_series(patches[:number - 1] + patches[number:], src)
+    except LabError as err:
+        raise LabError(f"--without {number}: the other patches do not "
+                       f"apply without it ({err})") from None
+    return kernel.build("guest", src, OUT / f"out-without-{number}",
+                        tag=f"-without-{number}")
+
+
+def arms(appends: List[str], without: List[int]) -> List[Arm]:
+    """Arms for each --append (our kernel) and each --without (the series
+    less that patch, booted with the first --append)."""
+    if not appends:
+        appends = [""]
+    if len(set(map(arm_name, appends))) != len(appends):
+        raise LabError("--append: the same command line twice")
+    ours = kernel.build("guest")
+    out = [Arm(arm_name(a), a, ours) for a in appends]
+    for number in without:
+        out.append(Arm(f"without-{number}", appends[0],
+                       without_kernel(number)))
+    return out
+
+
+def ratio_rows(samples: List[bench.Sample], names: List[str]
+               ) -> List[List[str]]:
+    """Each arm against the first: ratio of medians and the median (and
+    range) of the ratios within a rep, by the host's clock."""
+    first = names[0]
+    times = {(s.variant, s.rep): s.host_wall_ms for s in samples
+             if s.verdict == "pass" and s.host_wall_ms}
+    rows = []
+    for name in names:
+        mine = [v for (n, _), v in times.items() if n == name]
+        failed = sum(s.variant == name and s.verdict != "pass"
+                     for s in samples)
+        pairs = [times[(name, r)] / times[(first, r)]
+                 for (n, r) in times if n == name and (first, r) in times]
+        base = [v for (n, _), v in times.items() if n == first]
+        med = statistics.median(mine) if mine else None
+        rows.append([
+            name, report.fmt_ms(med),
+            f"{report.fmt_ms(min(mine))}-{report.fmt_ms(max(mine))}"
+            if mine else "-",
+            f"{len(mine)}" + (f" ({failed} failed)" if failed else ""),
+            f"{med / statistics.median(base):.2f}" if mine and base
+            else "-",
+            f"{statistics.median(pairs):.2f} ({min(pairs):.2f}-"
+            f"{max(pairs):.2f})" if pairs else "-"])
+    return rows
+
+
+def render(samples: List[bench.Sample], names: List[str]) -> str:
+    """The host-clock table, then the per-phase medians."""
+    text = report.table(
+        ["arm", "median ms", "min-max", "boots", f"x {names[0]}",
+         "per rep x (range)"], ratio_rows(samples, names))
+    phase = bench.phase_table(samples)
+    return text + ("\n\nper-phase medians, ms (bringup_timing; ap-* "
+                   f"summed over APs; {bench.PRE_KICK}: host clock less "
+                   "the report's time from the first kick):\n" + phase
+                   if phase else "")
+
+
+def run(mach: machmod.Machine, appends: List[str], without: List[int],
+        reps: int) -> int:
+    if reps < 1:
+        raise LabError("--reps must be at least 1")
+    print("lab: compare: " + tree.create())
+    todo = arms(appends, without)
+    initrd = initramfs.build()
+    name = machine_name(mach)
+    samples: List[bench.Sample] = []
+    for rep in range(1, reps + 1):
+        for arm in todo:
+            append = " ".join(filter(None, [TIMING, arm.append]))
+            res = boot.run(boot.BootSpec(mach, arm.kernel, initrd, append,
+                                         ["cpus"], label=f"compare-{rep}",
+                                         host_cpu=True))
+            samples.append(bench.Sample(
+                name, mach.cpus, mach.tcg, mach.profile, arm.name, rep,
+                res.verdict, res.bringup_ms, res.mode, res.log,
+                dict(res.phases_us), res.host_wall_ms, res.host_vcpu_ms,
+                res.kick_total_us))
+    names = [a.name for a in todo]
+    print(f"\n{name}, {reps} boots each, interleaved, by the host's "
+          "clock:\n" + render(samples, names))
+    OUT.mkdir(parents=True, exist_ok=True)
+    raw = OUT / f"compare-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    raw.write_text(json.dumps({"machine": name, "arms": names,
+                               "samples": [asdict(s) for s in samples]},
+                              indent=1))
+    print(f"lab: compare: raw {raw}")
+    return 1 if any(s.verdict != "pass" for s in samples) else 0
