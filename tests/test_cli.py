@@ -26,6 +26,9 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["compare", "--without", "x"], "not a patch number"),
     (["compare", "--without", "999"], "the series has patches 1-"),
     (["compare", "--reps", "0"], "--reps must be at least 1"),
+    (["kernel", "--to", "3"], "--from and --to need --each"),
+    (["kernel", "--each", "--from", "5", "--to", "4"],
+     "--to 4: before --from 5"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_one_line_error(args, message):
@@ -213,3 +216,23 @@ def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
                for e in entries)
     assert all("no5lvl" in e.append.split()
                for e in matrix.entries("kasan"))
+
+
+def test_noclaim_fault_must_not_need_the_lock_recovery(tmp_path):
+    from bringuplab import matrix
+    entry = matrix.fault("noclaim", 2)
+    assert entry.expect_online == 7 and "online-fails" in entry.plan
+    log = tmp_path / "boot.log"
+    log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
+                   "CPU#2\n")
+    assert matrix.missing_lines(entry.dmesg, str(log)) == []
+    assert matrix.present_lines(entry.absent, str(log)) == []
+    # the AP kept the lock: the control CPU had to stop it
+    log.write_text("[ 50.1] smpboot: CPU#2 (APIC 0x2) is stuck with the "
+                   "real-mode stack lock held, stopping it\n[ 50.2] smpboot:"
+                   " do_boot_cpu failed(-1) to wakeup CPU#2\n")
+    assert matrix.present_lines(entry.absent, str(log)) != []
+    # serial bringup: the fault has no effect, every CPU comes up
+    serial = matrix.fault("noclaim", 2, parallel=False)
+    assert serial.expect_online is None and "hotplug" in serial.plan
+    assert serial.dmesg == () and serial.absent == ()

@@ -6,22 +6,30 @@ from .errors import LabError
 from .paths import BUILD
 
 
-def run(configs: List[str], first: int = 1) -> int:
-    """Build patches first..last of base..HEAD with each config.
+def run(configs: List[str], first: int = 1, last: int = 0) -> int:
+    """Build patches first..last (0: the last one) of base..HEAD with
+    each config.
 
-    first > 1 resumes an interrupted run; the summary says which patches
-    it covered, so a partial run is never mistaken for a whole one.
+    first > 1 resumes an interrupted run, last stops early (the patches
+    a fix touched); the summary says which patches it covered, so a
+    partial run is never mistaken for a whole one.
     """
+    if last and last < first:
+        raise LabError(f"--to {last}: before --from {first}")
     revs = tree.git(["rev-list", "--reverse", "base..HEAD"]).split()
     if not revs:
         raise LabError("no commits on top of base in build/linux")
     if not 1 <= first <= len(revs):
         raise LabError(f"--from {first}: the series has patches 1-"
                        f"{len(revs)}")
+    last = last or len(revs)
+    if last > len(revs):
+        raise LabError(f"--to {last}: the series has patches 1-"
+                       f"{len(revs)}")
     where = BUILD / "bisect" / "linux"
     failed = 0
     for num, rev in enumerate(revs, 1):
-        if num < first:
+        if not first <= num <= last:
             continue
         subject = tree.git(["log", "-1", "--format=%s", rev]).strip()
         worktree.fresh(where, rev)
@@ -34,7 +42,7 @@ def run(configs: List[str], first: int = 1) -> int:
                 state, failed = f"FAIL ({err})", failed + 1
             print(f"bisect: {num:02d}/{len(revs)} {config}: {state}: "
                   f"{subject}", flush=True)
-    builds = (len(revs) - first + 1) * len(configs)
-    print(f"bisect: patches {first}-{len(revs)} of {len(revs)}: "
+    builds = (last - first + 1) * len(configs)
+    print(f"bisect: patches {first}-{last} of {len(revs)}: "
           f"{builds - failed} passed, {failed} failed")
     return 1 if failed else 0

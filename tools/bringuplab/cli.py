@@ -47,9 +47,9 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     packages.ensure(["kernel"])
     if args.each:
         from . import bisect
-        return bisect.run(args.config.split(","), args.first)
-    if args.first != 1:
-        raise LabError("--from needs --each")
+        return bisect.run(args.config.split(","), args.first, args.last)
+    if args.first != 1 or args.last:
+        raise LabError("--from and --to need --each")
     print(kernel.build(args.config))
     return 0
 
@@ -208,6 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="first", type=int, default=1,
                    metavar="N", help="with --each: start at patch N "
                    "(resume an interrupted run)")
+    p.add_argument("--to", dest="last", type=int, default=0,
+                   metavar="N", help="with --each: stop after patch N")
     sub.add_parser("initramfs", help="build the guest initramfs")
     p = sub.add_parser("boot", help="boot once in QEMU and judge it")
     p.add_argument("--cpus", type=int, default=4)

@@ -29,6 +29,9 @@ class Entry:
     # Regular expressions the console log must match (e.g. the line that
     # names a CPU which failed on purpose).
     dmesg: Tuple[str, ...] = ()
+    # Regular expressions the console log must not match (e.g. a
+    # recovery that must not have been needed).
+    absent: Tuple[str, ...] = ()
 
 
 SERIAL = "cpuhp.parallel=0"
@@ -48,8 +51,16 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "rmstall": (r"CPU#{cpu} \(APIC 0x[0-9a-f]+\) is stuck with the "
                 r"real-mode stack lock held",),
     "postalive": (r"CPU#{cpu} did not take its release",),
+    # Parallel bringup only: the AP finds no offer of its CPU number and
+    # halts, as if its CPUID named another CPU (serial: no effect).
+    "noclaim": (),
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
 }
+
+# A CPU refused its number must give up the real-mode stack lock itself:
+# had it kept it, the control CPU would have to stop it (the rmstall
+# recovery), or the APs behind it could not start.
+NOCLAIM_ABSENT = (r"real-mode stack lock held",)
 
 # A TSC warp does not fail the CPU: every CPU comes up and goes off and
 # on again; the TSC test must see it (the all-CPU test after a parallel
@@ -75,21 +86,28 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
         raise LabError(f"unknown fault '{kind}' (known: "
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu}"
+    absent: Tuple[str, ...] = ()
     if kind == "tscwarp":
         plan, online = ("cpus", "hotplug"), None
         dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES[parallel])
+    elif kind == "noclaim" and not parallel:
+        # A serial bringup hands the AP its stack: the CPU comes up
+        plan, online, dmesg = ("cpus", "hotplug"), None, ()
     else:
         append += f" lab.cpu={cpu}"
         plan, online = ("cpus", "online-fails"), cpus - 1
         dmesg = (rf"failed\(-?\d+\) to wakeup CPU#{cpu}\b",
                  *(p.format(cpu=cpu) for p in FAULT_LINES[kind]))
+        if kind == "noclaim":
+            absent = NOCLAIM_ABSENT
     return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
                  f"{'-x2apic' if x2apic else ''}"
                  f"{'' if parallel else '-serial'}", cpus,
                  f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
                  parallel=parallel, plan=plan,
                  append=append if parallel else f"{append} {SERIAL}",
-                 expect_online=online, timeout=900, dmesg=dmesg)
+                 expect_online=online, timeout=900, dmesg=dmesg,
+                 absent=absent)
 
 
 # KASAN kernels boot with 4-level paging. With 5-level paging (TCG's CPU
@@ -145,6 +163,9 @@ MATRICES: Dict[str, List[Entry]] = {
               # fails after it announced itself.
               fault("nosipi", 3), fault("rmstall", 1, 8, "multi"),
               fault("postalive", 5, 8, "single", False),
+              # An AP refused its CPU number, as if its CPUID named
+              # another CPU: it must halt and give up the lock itself.
+              fault("noclaim", 2, 8, "multi"),
               # A TSC which the warp test must catch, with all CPUs up.
               fault("tscwarp", 6, 8, "single")],
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
@@ -204,6 +225,15 @@ def missing_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
             if not re.search(pat, text, re.M)]
 
 
+def present_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
+    """'line /pattern/ present' for each pattern the log must not have."""
+    if not patterns or not log:
+        return []
+    text = Path(log).read_text(errors="replace")
+    return [f"line /{pat}/ present" for pat in patterns
+            if re.search(pat, text, re.M)]
+
+
 def excuse_expected(entry: Entry, result: BootResult) -> None:
     """A splat line the entry asks for (an injected failure) is not a
     failure of the boot; every other splat still is."""
@@ -229,6 +259,7 @@ def _judge(entry: Entry, result: BootResult, expect_modes: bool) -> Row:
     elif expect_modes and entry.cpus > 1 and result.mode != want:
         row.problems.append(f"mode {result.mode}, expected {want}")
     row.problems += missing_lines(entry.dmesg, result.log)
+    row.problems += present_lines(entry.absent, result.log)
     excuse_expected(entry, result)
     verdict = "pass" if row.ok else (
         "fail" if result.verdict == "pass" else result.verdict)
