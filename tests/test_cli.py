@@ -225,6 +225,12 @@ def test_noclaim_fault_must_not_need_the_lock_recovery(tmp_path):
     log = tmp_path / "boot.log"
     log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
                    "CPU#2\n")
+    # the AP must have said that it halted
+    assert matrix.missing_lines(entry.dmesg, str(log)) != []
+    log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
+                   "CPU#2\n[ 20.1] smpboot: 1 AP(s) found no CPU number to"
+                   " claim for their APIC ID and halted; if CPUID "
+                   "misreports APIC IDs, boot with cpuhp.parallel=0\n")
     assert matrix.missing_lines(entry.dmesg, str(log)) == []
     assert matrix.present_lines(entry.absent, str(log)) == []
     # the AP kept the lock: the control CPU had to stop it

@@ -53,7 +53,7 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "postalive": (r"CPU#{cpu} did not take its release",),
     # Parallel bringup only: the AP finds no offer of its CPU number and
     # halts, as if its CPUID named another CPU (serial: no effect).
-    "noclaim": (),
+    "noclaim": (r"\d+ AP\(s\) found no CPU number to claim",),
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
 }
 
