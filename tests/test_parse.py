@@ -218,3 +218,14 @@ def test_excerpt_of_a_log_without_splat_is_its_end():
     text = load("good-intel-xapic-4cpu.log")
     assert parse.excerpt(text, after=3) == \
         "\n".join(text.splitlines()[-3:])
+
+
+def test_timer_check_panic_before_any_ap_fails_the_boot():
+    """make soak 2026-11-30 23:40, m230-amd-6-1x3x2-n3-x2apic-single, with
+    a kernel build running beside the soak's two boots: check_timer()
+    panicked at 0.048 s, before any AP was started. A fail, not a pass
+    and not a hang, with the panic named."""
+    res = parse.parse(load("soak-amd6-timer-check-panic-starved-host.log"),
+                      6)
+    assert res.verdict == "fail"
+    assert any(s.startswith("panic:") for s in res.splats)
