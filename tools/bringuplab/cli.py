@@ -188,6 +188,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check.run(quick=args.quick)
 
 
+def _server_machine(p: argparse.ArgumentParser) -> None:
+    """The machine options of `compare` and `states`; by default the
+    round-robin target machine, 64 vCPUs 2x16x2 in 2 NUMA nodes."""
+    p.add_argument("--cpus", type=int, default=64)
+    p.add_argument("--topology", default="2x16x2")
+    p.add_argument("--numa", type=int, default=2)
+    p.add_argument("--profile", default="intel")
+    p.add_argument("--tcg", default="single")
+
+
 def build_parser() -> argparse.ArgumentParser:
     top = Parser(prog="bringup", description="Parallel CPU bringup lab: "
                  "base -> tree -> kernel -> initramfs -> QEMU -> report.")
@@ -252,15 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "REV:bench/quick.json), by both clocks; boots nothing")
     p = sub.add_parser("compare", help="A/B boots of one machine by "
                        "command line or without a patch, interleaved")
-    p.add_argument("--cpus", type=int, default=64)
-    p.add_argument("--topology", default="2x16x2")
-    p.add_argument("--numa", type=int, default=2)
-    p.add_argument("--profile", default="intel")
+    _server_machine(p)
     apic = p.add_mutually_exclusive_group()
     apic.add_argument("--x2apic", dest="x2apic", action="store_true",
                       default=None)
     apic.add_argument("--no-x2apic", dest="x2apic", action="store_false")
-    p.add_argument("--tcg", default="single")
     p.add_argument("--append", action="append", metavar="PARAMS",
                    help="an arm: our kernel with these parameters "
                    "(repeat; none: one arm, the default command line)")
@@ -270,11 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=3)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
-    p.add_argument("--cpus", type=int, default=64)
-    p.add_argument("--topology", default="2x16x2")
-    p.add_argument("--numa", type=int, default=2)
-    p.add_argument("--profile", default="intel")
-    p.add_argument("--tcg", default="single")
+    _server_machine(p)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--logs", nargs="+", help="split these console logs "
                    "of earlier states boots instead of booting")
