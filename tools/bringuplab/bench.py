@@ -10,7 +10,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from . import boot, hostcpu, initramfs, kernel, machine as machmod, \
     report, tree, upstream, worktree
@@ -203,27 +203,34 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
           "upstream-serial")]
 
 
+def rep_ratios(samples: List[Sample], setup: str, num: str, den: str
+               ) -> List[float]:
+    """Host-clock bringup of variant `num` over `den`, for each rep in
+    which both passed on `setup`."""
+    times = {(s.rep, s.variant): s.host_wall_ms for s in samples
+             if s.setup == setup and s.verdict == "pass" and s.host_wall_ms}
+    return [times[(rep, num)] / times[(rep, den)]
+            for rep in sorted({rep for rep, _ in times})
+            if (rep, num) in times and (rep, den) in times]
+
+
+def fmt_ratios(ratios: List[float]) -> Tuple[str, str]:
+    """Median and min-max of some ratios, for a table."""
+    return (f"{statistics.median(ratios):.2f}",
+            f"{min(ratios):.2f}-{max(ratios):.2f}")
+
+
 def pair_table(samples: List[Sample]) -> str:
     """Ratios of boots of the same rep, by the host's clock: the boots of
     one rep follow each other within seconds, so a change of this host's
     emulation speed between reps moves both sides of a pair alike, which
     the ratio of medians does not see."""
-    times: Dict[tuple, float] = {}
-    for smp in samples:
-        if smp.verdict == "pass" and smp.host_wall_ms:
-            times[(smp.setup, smp.rep, smp.variant)] = smp.host_wall_ms
-    setups = list(dict.fromkeys(s.setup for s in samples))
-    reps = sorted({s.rep for s in samples})
     rows = []
-    for setup in setups:
+    for setup in dict.fromkeys(s.setup for s in samples):
         for name, num, den in PAIRS:
-            ratios = [times[(setup, r, num)] / times[(setup, r, den)]
-                      for r in reps if (setup, r, num) in times
-                      and (setup, r, den) in times]
+            ratios = rep_ratios(samples, setup, num, den)
             if ratios:
-                rows.append([setup, name,
-                             f"{statistics.median(ratios):.2f}",
-                             f"{min(ratios):.2f}-{max(ratios):.2f}",
+                rows.append([setup, name, *fmt_ratios(ratios),
                              str(len(ratios))])
     if not rows:
         return ""

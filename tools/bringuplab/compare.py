@@ -83,27 +83,23 @@ def ratio_rows(samples: List[bench.Sample], names: List[str]
                ) -> List[List[str]]:
     """Each arm against the first: ratio of medians and the median (and
     range) of the ratios within a rep, by the host's clock."""
-    first = names[0]
-    times = {(s.variant, s.rep): s.host_wall_ms for s in samples
-             if s.verdict == "pass" and s.host_wall_ms}
+    setup = samples[0].setup if samples else ""
+    cells = bench.medians(samples).get(setup, {})
+    first = cells.get(names[0], {}).get("host_median")
     rows = []
     for name in names:
-        mine = [v for (n, _), v in times.items() if n == name]
-        failed = sum(s.variant == name and s.verdict != "pass"
-                     for s in samples)
-        pairs = [times[(name, r)] / times[(first, r)]
-                 for (n, r) in times if n == name and (first, r) in times]
-        base = [v for (n, _), v in times.items() if n == first]
-        med = statistics.median(mine) if mine else None
+        cell = cells.get(name, {})
+        med = cell.get("host_median")
+        ratios = bench.rep_ratios(samples, setup, name, names[0])
         rows.append([
             name, report.fmt_ms(med),
-            f"{report.fmt_ms(min(mine))}-{report.fmt_ms(max(mine))}"
-            if mine else "-",
-            f"{len(mine)}" + (f" ({failed} failed)" if failed else ""),
-            f"{med / statistics.median(base):.2f}" if mine and base
-            else "-",
-            f"{statistics.median(pairs):.2f} ({min(pairs):.2f}-"
-            f"{max(pairs):.2f})" if pairs else "-"])
+            f"{report.fmt_ms(cell.get('host_min'))}-"
+            f"{report.fmt_ms(cell.get('host_max'))}" if med else "-",
+            f"{cell.get('host_n', 0)}" + (f" ({cell['failed']} failed)"
+                                          if cell.get("failed") else ""),
+            f"{med / first:.2f}" if med and first else "-",
+            "{} ({})".format(*bench.fmt_ratios(ratios)) if ratios
+            else "-"])
     return rows
 
 
