@@ -205,6 +205,18 @@ def test_lost_timer_wakeup_of_an_idle_vcpu_fails_the_boot():
     assert any(s.startswith("stuck:") for s in res.splats)
 
 
+def test_silent_hang_in_a_cpu_offline_is_a_hang():
+    """Soak 2026-12-01 03:03, kasan-16-multi-serial: the hotplug step
+    offlined and onlined CPUs 1, 10 and 11, then the offline of CPU 12
+    never ended; no line, no RCU stall report, QEMU nearly idle for the
+    30 minutes until the soak's timeout."""
+    text = load("soak-kasan16-mttcg-serial-offline-silent-hang.log")
+    res = parse.parse(text, 16, plan=["cpus", "hotplug"], timed_out=True)
+    assert res.verdict == "hang"
+    assert res.cpus_online == 16 and res.steps.get("cpus") == "pass"
+    assert not res.splats and not res.done
+
+
 def test_excerpt_starts_at_the_first_splat():
     text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
     out = parse.excerpt(text, after=10, before=2).splitlines()
