@@ -217,6 +217,18 @@ def test_silent_hang_in_a_cpu_offline_is_a_hang():
     assert not res.splats and not res.done
 
 
+def test_lost_timer_in_a_serial_mode_offline_fails_the_boot():
+    """One of 169 reruns of that soak boot (2026-12-01 03:46-04:31):
+    the offline of CPU 10 stalled, and RCU reported that its kthread's
+    timer on idle CPU 8, never hotplugged, had not fired for 21 s."""
+    text = load("kasan16-mttcg-serial-offline-timer-lost-cpu8.log")
+    res = parse.parse(text, 16, plan=["cpus", "hotplug"])
+    assert res.cpus_online == 16 and res.steps.get("cpus") == "pass"
+    assert res.verdict == "fail"
+    assert "step hotplug: missing" in res.reasons
+    assert any(s.startswith("stuck:") for s in res.splats)
+
+
 def test_excerpt_starts_at_the_first_splat():
     text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
     out = parse.excerpt(text, after=10, before=2).splitlines()
