@@ -120,6 +120,20 @@ def test_bringup_timing_phases_from_a_real_boot():
     assert res.kick_total_us == 152838
 
 
+def test_bringup_timing_with_the_generic_waits():
+    # The report after patch 31: the control CPU's waits in the generic
+    # code get lines of their own, "other" keeps the rest.
+    res = parse.parse(load("series-rr64-parallel-timing-waits.log"), 64)
+    assert res.verdict == "pass", res.reasons
+    assert list(res.phases_us) == [
+        "kick", "alive", "callin", "tsc-sync", "online", "to-idle",
+        "online-states", "ap-setup", "ap-calibrate", "ap-starting",
+        "other"]
+    assert res.phases_us["online-states"] == 67337
+    assert res.phases_us["to-idle"] == 8958
+    assert res.kick_total_us == 237178
+
+
 def test_bringup_timing_absent_and_kexec_keeps_first_report():
     assert parse.parse(load("series-intel-16-parallel.log"), 16).phases_us \
         == {}
