@@ -2,12 +2,13 @@
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
-from . import hostcpu, kconfig, machine as machmod, parse
+from . import hostcpu, kconfig, machine as machmod, monitor, parse
 from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
 
@@ -16,6 +17,16 @@ from .paths import LOGS, out_dir
 # and ends the boot at once instead of at the deadline.
 BASE_CMDLINE = ("console=ttyS0 panic=-1 printk.time=1 "
                 "sysctl.kernel.panic_on_rcu_stall=1 panic_print=0x40")
+
+# A guest that prints nothing for this long is hung: the longest quiet
+# stretch of a passing boot in the lab's logs is the 30 s stall that the
+# fault injection puts into an AP's startup (fault-rmstall-*); RCU and
+# the soft lockup detector report a stuck CPU within 21 s. Without it a
+# hang would hold the host until the boot's deadline, 30 minutes for
+# the debug kernels.
+SILENCE_S = 300.0
+# How often the lab looks at the console log while QEMU runs.
+POLL_S = 1.0
 
 
 @dataclass
@@ -31,6 +42,7 @@ class BootSpec:
     expect_online: Optional[int] = None   # default: every vCPU
     expect_boot: Optional[int] = None     # CPUs the kernel brings up
     host_cpu: bool = False                # measure QEMU's vCPU threads
+    silence: float = SILENCE_S            # quiet seconds that make a hang
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
@@ -70,6 +82,29 @@ def check_accel(accel: str) -> None:
     raise LabError("--accel kvm is not supported by the lab; use --tcg")
 
 
+def watch(proc: "subprocess.Popen[bytes]", log: Path, spec: BootSpec
+          ) -> str:
+    """Wait for QEMU to exit; return why the boot is hung if it does not:
+    past its deadline, or silent (the log has not grown) for
+    spec.silence seconds. Empty if QEMU exited."""
+    started = quiet_since = time.monotonic()
+    size = -1
+    while True:
+        try:
+            proc.wait(timeout=POLL_S)
+            return ""
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        grown = log.stat().st_size
+        if grown != size:
+            size, quiet_since = grown, now
+        if now - started >= spec.deadline():
+            return f"killed at the deadline of {spec.deadline():.0f} s"
+        if spec.silence and now - quiet_since >= spec.silence:
+            return f"silent for {spec.silence:.0f} s"
+
+
 def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     """Boot once; return the judged result. The log is always kept."""
     if not spec.kernel.is_file():
@@ -77,11 +112,14 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     LOGS.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = LOGS / f"{spec.label}-{stamp}-{os.getpid()}.log"
-    argv = spec.mach.qemu_argv(spec.kernel, spec.initrd, spec.cmdline())
+    mondir = Path(tempfile.mkdtemp(prefix="lab-mon-"))
+    sock = mondir / "hmp.sock"
+    argv = spec.mach.qemu_argv(spec.kernel, spec.initrd, spec.cmdline(),
+                               monitor.qemu_args(sock))
     if spec.host_cpu:
         argv += hostcpu.QEMU_NAME_ARGS
     probe: Optional[hostcpu.Probe] = None
-    timed_out = False
+    hang = ""
     started = time.monotonic()
     with log.open("w") as logf:
         logf.write("# " + " ".join(argv) + "\n")
@@ -97,14 +135,21 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
             probe = hostcpu.Probe(proc.pid, log)
             probe.start()
         try:
-            proc.wait(timeout=spec.deadline())
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            proc.wait()
+            hang = watch(proc, log, spec)
+            if hang:
+                state = log.with_suffix(".monitor")
+                state.write_text(monitor.dump(sock, spec.mach.cpus))
+                hang += f"; QEMU monitor state in {state}"
+                proc.kill()
+                proc.wait()
         finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
             if probe:
                 probe.stop()
+            sock.unlink(missing_ok=True)
+            mondir.rmdir()
     wall = time.monotonic() - started
     text = log.read_text(errors="replace")
     qemu_err = [ln for ln in text.splitlines()[:5]
@@ -113,8 +158,8 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
         raise QemuRefused(f"QEMU refused the machine: {qemu_err[0]} "
                           f"(log: {log})", str(log))
     online = spec.expect_online or spec.mach.cpus
-    result = parse.parse(text, online, timed_out, str(log), spec.plan,
-                         spec.expect_boot)
+    result = parse.parse(text, online, bool(hang), str(log), spec.plan,
+                         spec.expect_boot, hang)
     if probe and probe.result:
         result.host_wall_ms = round(probe.result.wall_ms, 1)
         result.host_vcpu_ms = round(probe.result.vcpu_ms, 1)

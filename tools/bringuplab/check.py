@@ -10,10 +10,10 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, List, Optional, Tuple
 
-from . import (checkpatch, initramfs, kernel, matrix, packages, parse,
-               tree, worktree)
+from . import (boot, checkpatch, initramfs, kernel, machine as machmod,
+               matrix, packages, parse, tree, worktree)
 from .errors import LabError
 from .paths import BUILD, ROOT
 
@@ -83,8 +83,10 @@ def patches(tally: Tally) -> bool:
     return tally.guard("git am on a clean base", apply)
 
 
-def build_and_boot(tally: Tally, config: str, matrix_name: str) -> None:
-    """Build the check tree with `config` and boot matrix `matrix_name`."""
+def build_and_boot(tally: Tally, config: str, matrix_name: str
+                   ) -> Optional[Tuple[Path, Path]]:
+    """Build the check tree with `config` and boot matrix `matrix_name`;
+    the kernel and initramfs booted, None if the build failed."""
     images = []
 
     def build() -> str:
@@ -93,7 +95,7 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str) -> None:
                                    tag="-check"))
         return str(images[0])
     if not tally.guard(f"kernel build ({config} config)", build):
-        return
+        return None
     initrd = initramfs.build(CHECK_TREE, kernel=images[0])
     rows = matrix.run(matrix_name, images[0], initrd,
                       expect_modes=bool(tree.series_files()))
@@ -103,6 +105,42 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str) -> None:
                   "; ".join(row.problems + row.result.reasons)[:200])
         if not row.ok:
             print_excerpt(row.result.log)
+    return images[0], initrd
+
+
+# The watchdog's own test: an AP stuck in the trampoline for 30 s on
+# purpose keeps the console quiet; with 10 s of silence allowed the lab
+# must call it a hang long before the AP gives up, and have QEMU's view
+# of every vCPU saved.
+WATCH_SILENCE_S = 10.0
+WATCH_CPUS = 4
+
+
+def hang_watch(tally: Tally, image: Path, initrd: Path) -> None:
+    """A silent guest is a hang, found by silence, with the monitor's
+    state of every vCPU kept next to its log."""
+    mach = machmod.make(WATCH_CPUS, "1x2x2")
+    spec = boot.BootSpec(mach, image, initrd, "smpboot_fault=rmstall:1",
+                         label="watch-rmstall-silent",
+                         silence=WATCH_SILENCE_S)
+    start = time.monotonic()
+    res = boot.run(spec, quiet=True)
+    took = time.monotonic() - start
+    state = Path(res.log).with_suffix(".monitor")
+    dump = state.read_text(errors="replace") if state.is_file() else ""
+    problems = []
+    if res.verdict != "hang" or not res.reasons or \
+            f"silent for {WATCH_SILENCE_S:.0f} s" not in res.reasons[0]:
+        problems.append(f"verdict {res.verdict}: {res.reasons[:1]}")
+    if took > 30 + WATCH_SILENCE_S:
+        problems.append(f"took {took:.0f} s, the stall is 30 s")
+    cpus = len(re.findall(r"^[ *] CPU #\d+:", dump, re.M))
+    lapics = len(re.findall(r"^### info lapic$", dump, re.M))
+    if cpus != WATCH_CPUS or lapics != WATCH_CPUS:
+        problems.append(f"monitor state: {cpus} vCPUs listed, {lapics} "
+                        f"local APICs, expected {WATCH_CPUS}")
+    tally.add("hang found by silence, monitor state kept", not problems,
+              "; ".join(problems) or f"{took:.0f} s, {state}")
 
 
 def print_excerpt(log: str) -> None:
@@ -132,7 +170,9 @@ def run(quick: bool = False) -> int:
     if not quick and applied:
         for config, name in (("guest", "check"), ("debug", "debug"),
                              ("kasan", "kasan")):
-            build_and_boot(tally, config, name)
+            booted = build_and_boot(tally, config, name)
+            if booted and config == "debug":
+                hang_watch(tally, *booted)
     if tally.failures:
         print("failed: " + ", ".join(tally.failures))
     print(f"{tally.passed} passed, {tally.failed} failed")

@@ -73,6 +73,8 @@ def _plan(text: str) -> List[str]:
 
 def cmd_boot(args: argparse.Namespace) -> int:
     boot.check_accel(args.accel)
+    if args.silence < 0:
+        raise LabError("--silence must be 0 (off) or a number of seconds")
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg, args.memory,
@@ -82,7 +84,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
     initrd = initramfs.build(kernel=kern if "kexec" in plan else None)
     spec = boot.BootSpec(mach, kern, initrd, args.append,
                          plan, args.timeout, args.label,
-                         host_cpu=args.host_cpu)
+                         host_cpu=args.host_cpu, silence=args.silence)
     result = boot.run(spec, quiet=args.json)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
@@ -243,6 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", help="bzImage to boot (default: ours)")
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds before the verdict is hang")
+    p.add_argument("--silence", type=float, default=boot.SILENCE_S,
+                   help="seconds without console output before the "
+                   "verdict is hang (0: wait for --timeout); QEMU's "
+                   "monitor state is saved next to the log")
     p.add_argument("--label", default="boot", help="log file name prefix")
     p.add_argument("--host-cpu", action="store_true",
                    help="also measure the host CPU QEMU's vCPU threads use "

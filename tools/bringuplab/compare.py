@@ -3,7 +3,6 @@ less one patch, booted in turn (A B C A B C ...) and compared by the host's
 clock and the series' per-phase report. What a changelog quotes when it
 says what a patch saved."""
 import json
-import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path

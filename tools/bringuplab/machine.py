@@ -55,7 +55,8 @@ class Machine:
         return [(i * per, (i + 1) * per - 1) for i in range(self.numa)]
 
     def qemu_argv(self, kernel: Path, initrd: Optional[Path],
-                  cmdline: str) -> List[str]:
+                  cmdline: str,
+                  monitor: Optional[List[str]] = None) -> List[str]:
         cpu = PROFILES[self.profile] + (",x2apic=on" if self.x2apic
                                         else ",x2apic=off")
         argv = ["qemu-system-x86_64", "-machine", "q35",
@@ -65,7 +66,7 @@ class Machine:
                 f"cores={self.cores},threads={self.threads}",
                 "-m", f"{self.memory()}M",
                 "-nodefaults", "-display", "none", "-serial", "stdio",
-                "-monitor", "none", "-no-reboot",
+                *(monitor or ["-monitor", "none"]), "-no-reboot",
                 # S3 for the guest's suspend step (woken by the RTC).
                 "-global", "ICH9-LPC.disable_s3=0",
                 "-kernel", str(kernel), "-append", cmdline]

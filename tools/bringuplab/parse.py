@@ -159,7 +159,8 @@ def tap(text: str) -> Tap:
 
 def parse(text: str, cpus_expected: int, timed_out: bool = False,
           log: str = "", plan: Optional[List[str]] = None,
-          boot_expected: Optional[int] = None) -> BootResult:
+          boot_expected: Optional[int] = None,
+          hang: str = "") -> BootResult:
     """Judge one boot from its console log.
 
     pass: /init finished, every expected CPU online (per the kernel and
@@ -167,6 +168,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     hang: QEMU had to be killed at the timeout. fail: everything else.
     boot_expected: CPUs the kernel should bring up itself, if fewer than
     cpus_expected (maxcpus=, then the guest onlines the rest).
+    hang: why the lab killed QEMU, for the reasons.
     """
     start = BRINGUP_START.search(text)
     end = BRINGUP_END.search(text)
@@ -209,6 +211,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     res.reasons = judge(res, timed_out, plan or ["cpus"],
                         cpus_expected if boot_expected is None
                         else boot_expected)
+    if timed_out and hang:
+        res.reasons[0] += f" ({hang})"
     if timed_out:
         res.verdict = "hang"
     elif res.reasons:

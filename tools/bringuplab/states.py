@@ -10,7 +10,7 @@ STARTING and ONLINE states): the `[NNN]` field says which.
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 _HEAD = r"^TRACE: .*?\[(\d+)\][^:]*?\s(\d+\.\d+): "
 ENTER = re.compile(_HEAD + r"cpuhp_(?:multi_)?enter: cpu: (\d+) "
