@@ -96,6 +96,8 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
         return str(images[0])
     if not tally.guard(f"kernel build ({config} config)", build):
         return None
+    if tree.series_files():
+        early_symbols_outside_bss(tally, images[0])
     initrd = initramfs.build(CHECK_TREE, kernel=images[0])
     rows = matrix.run(matrix_name, images[0], initrd,
                       expect_modes=bool(tree.series_files()))
@@ -106,6 +108,31 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
         if not row.ok:
             print_excerpt(row.result.log)
     return images[0], initrd
+
+
+# What secondary_startup_64() reads on the boot CPU, before clear_bss():
+# in .bss it would hold what the decompressor left there (seen: the boot
+# CPU of a KASAN kernel took the AP path and faulted before any output).
+EARLY_SYMBOLS = ("smpboot_control",)
+
+
+def early_symbols_outside_bss(tally: Tally, image: Path) -> None:
+    """The variables the boot CPU reads before clear_bss() are in the
+    kernel image, not in .bss (System.map of the build)."""
+    sysmap = image.parents[3] / "System.map"
+    addrs = {}
+    for line in sysmap.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            addrs[parts[2]] = int(parts[0], 16)
+    bss = addrs.get("__bss_start")
+    found = [sym for sym in EARLY_SYMBOLS if sym in addrs]
+    wrong = [sym for sym in found if bss is None or addrs[sym] >= bss]
+    name = image.parents[3].name
+    tally.add(f"boot CPU's early variables outside .bss ({name})",
+              bool(found) and not wrong,
+              f"in .bss: {', '.join(wrong)}" if wrong else
+              "" if found else f"none of {', '.join(EARLY_SYMBOLS)} found")
 
 
 # The watchdog's own test: an AP stuck in the trampoline for 30 s on
