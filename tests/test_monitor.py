@@ -63,18 +63,23 @@ def spec(silence: float, timeout: float = 60) -> boot.BootSpec:
                          timeout=timeout, silence=silence)
 
 
-def test_a_silent_process_is_a_hang(tmp_path: Path):
-    log = tmp_path / "console.log"
+def watch_script(log: Path, script: str, silence: float,
+                 timeout: float = 60) -> str:
+    """boot.watch() over a Python process running `script`."""
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-c",
-                                 "import time; time.sleep(60)"],
+        proc = subprocess.Popen([sys.executable, "-u", "-c", script],
                                 stdout=out)
-        started = time.monotonic()
         try:
-            why = boot.watch(proc, log, spec(silence=2))
+            return boot.watch(proc, log, spec(silence, timeout))
         finally:
             proc.kill()
             proc.wait()
+
+
+def test_a_silent_process_is_a_hang(tmp_path: Path):
+    started = time.monotonic()
+    why = watch_script(tmp_path / "console.log",
+                       "import time; time.sleep(60)", silence=2)
     assert why == "silent for 2 s"
     assert time.monotonic() - started < 10
 
@@ -83,32 +88,18 @@ def test_a_talking_process_is_not_a_hang(tmp_path: Path):
     # Prints every 0.2 s for 4 s: longer than the silence allowed, never
     # quiet for as long.
     log = tmp_path / "console.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([
-            sys.executable, "-u", "-c",
-            "import time\n"
-            "for i in range(20):\n"
-            "    print(i, flush=True); time.sleep(0.2)\n"], stdout=out)
-        try:
-            why = boot.watch(proc, log, spec(silence=2))
-        finally:
-            proc.kill()
-            proc.wait()
+    why = watch_script(log, "import time\n"
+                       "for i in range(20):\n"
+                       "    print(i, flush=True); time.sleep(0.2)\n",
+                       silence=2)
     assert why == ""
     assert log.read_text().split() == [str(i) for i in range(20)]
 
 
 def test_the_deadline_holds_for_a_talking_process(tmp_path: Path):
-    log = tmp_path / "console.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([
-            sys.executable, "-u", "-c",
-            "import time\n"
-            "while True:\n"
-            "    print('x', flush=True); time.sleep(0.2)\n"], stdout=out)
-        try:
-            why = boot.watch(proc, log, spec(silence=2, timeout=3))
-        finally:
-            proc.kill()
-            proc.wait()
+    why = watch_script(tmp_path / "console.log",
+                       "import time\n"
+                       "while True:\n"
+                       "    print('x', flush=True); time.sleep(0.2)\n",
+                       silence=2, timeout=3)
     assert why == "killed at the deadline of 3 s"
