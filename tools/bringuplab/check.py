@@ -162,7 +162,9 @@ def hang_watch(tally: Tally, image: Path, initrd: Path) -> None:
     if took > 30 + WATCH_SILENCE_S:
         problems.append(f"took {took:.0f} s, the stall is 30 s")
     cpus = len(re.findall(r"^[ *] CPU #\d+:", dump, re.M))
-    lapics = len(re.findall(r"^### info lapic$", dump, re.M))
+    # Count QEMU's answers, not the questions asked
+    lapics = len(re.findall(r"^dumping local APIC state for CPU \d+",
+                            dump, re.M))
     if cpus != WATCH_CPUS or lapics != WATCH_CPUS:
         problems.append(f"monitor state: {cpus} vCPUs listed, {lapics} "
                         f"local APICs, expected {WATCH_CPUS}")
