@@ -45,7 +45,7 @@ def test_states_registered_after_the_bringup_are_left_out(split):
     text = (LOGS / "states-rr64-parallel-trace-cpus0-2.log").read_text()
     syms = states.Symbols((LOGS / "states-rr64-trace.System.map")
                           .read_text())
-    traced = {syms.name(m.group(5)) for m in states.ENTER.finditer(text)}
+    traced = {syms.name(m.group(6)) for m in states.ENTER.finditer(text)}
     for name in ("cacheinfo_cpu_online", "topology_add_dev"):
         assert name in traced and name not in split
 
@@ -77,3 +77,32 @@ def test_names_without_a_map():
         "sched_cpu_activate"
     assert states.Symbols().name("0xffffffff810e2eec") == \
         "0xffffffff810e2eec"
+
+
+@pytest.fixture(name="window_split")
+def fixture_window_split():
+    """The same machine with the window's last CPU started once the one
+    before it is up (patch 33): each AP's bringup_cpu() stops at its
+    idle task, and a later kick of its hotplug thread runs the ONLINE
+    callbacks."""
+    text = (LOGS / "states-rr64-window-trace-cpus0-2.log").read_text()
+    syms = states.Symbols((LOGS / "states-rr64-window-trace.System.map")
+                          .read_text())
+    return states.per_state(text, syms)
+
+
+def test_online_callbacks_resumed_after_bringup_cpu_count(window_split):
+    for name in ("workqueue_online_cpu", "smpboot_unpark_threads",
+                 "sched_cpu_activate"):
+        st = window_split[name]
+        assert st.calls == 2 and st.on_ap_us == pytest.approx(st.total_us)
+    resume = window_split[states.RESUME]
+    assert resume.calls == 2 and resume.on_ap_us == 0
+    # The ONLINE callbacks nest in the resume, not in bringup_cpu
+    assert 0 < resume.total_us < window_split["bringup_cpu"].total_us
+
+
+def test_states_registered_after_a_windowed_bringup_are_left_out(
+        window_split):
+    for name in ("cacheinfo_cpu_online", "topology_add_dev"):
+        assert name not in window_split

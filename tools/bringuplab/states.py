@@ -14,7 +14,7 @@ from typing import Dict, Optional, Tuple
 
 _HEAD = r"^TRACE: .*?\[(\d+)\][^:]*?\s(\d+\.\d+): "
 ENTER = re.compile(_HEAD + r"cpuhp_(?:multi_)?enter: cpu: (\d+) "
-                   r"target: +-?\d+ step: +(-?\d+) \((.*)\)\s*$", re.M)
+                   r"target: +(-?\d+) step: +(-?\d+) \((.*)\)\s*$", re.M)
 EXIT = re.compile(_HEAD + r"cpuhp_exit: +cpu: (\d+) +state: +-?\d+ "
                   r"step: +(-?\d+) ret: (-?\d+)\s*$", re.M)
 
@@ -61,8 +61,14 @@ class Symbols:
 # Callbacks of the tracer itself: a kernel without tracing has none.
 TRACER_OWN = ("trace_rb_cpu_prepare",)
 # The state that starts the AP and, through cpuhp_kick_ap(), waits for
-# its ONLINE callbacks, which nest in it. An AP's bringup ends with it.
+# its ONLINE callbacks, which nest in it. An AP's bringup ends with it,
+# unless it took the AP only to its idle task (a target below the
+# highest in the trace, CPUHP_ONLINE), as a windowed parallel bringup
+# does: then RESUME, the control CPU's later kick of the AP's hotplug
+# thread, runs the ONLINE callbacks, nested in it, and ends the bringup.
 BRINGUP = "bringup_cpu"
+RESUME = "cpuhp_kick_ap_work"
+NESTING = (BRINGUP, RESUME)
 
 
 class TraceError(ValueError):
@@ -73,10 +79,11 @@ def per_state(text: str, symbols: Optional[Symbols] = None,
               boot_cpu: int = 0) -> Dict[str, StateTime]:
     """Callback time per state (by callback name), summed over the APs'
     bringups: for each AP, the callbacks which began before its
-    bringup_cpu() returned. Callbacks of states registered later (by
-    initcalls after the bringup, for every CPU online then) are not part
-    of it, nor are the boot CPU's own and the tracer's. bringup_cpu()
-    counts without the ONLINE callbacks nested in it. STARTING callbacks
+    bringup_cpu() returned, or the RESUME after it. Callbacks of states
+    registered later (by initcalls after the bringup, for every CPU
+    online then) are not part of it, nor are the boot CPU's own and the
+    tracer's. bringup_cpu() and RESUME count without the ONLINE
+    callbacks nested in them. STARTING callbacks
     run on the AP before it is online, where tracepoints do not fire: a
     trace never shows them.
 
@@ -84,19 +91,21 @@ def per_state(text: str, symbols: Optional[Symbols] = None,
     exit and the next enter of the same step at the same timestamp pair
     up as they happened. TraceError if an exit has no enter."""
     symbols = symbols or Symbols()
-    open_calls: Dict[Tuple[int, int], Tuple[float, str, int]] = {}
-    nested: Dict[int, float] = {}       # AP -> ONLINE time in bringup_cpu
-    done: Dict[int, bool] = {}          # AP -> bringup_cpu() returned
+    online = max((int(m.group(4)) for m in ENTER.finditer(text)),
+                 default=0)
+    open_calls: Dict[Tuple[int, int], Tuple[float, str, int, int]] = {}
+    nested: Dict[int, float] = {}       # AP -> ONLINE time in NESTING
+    done: Dict[int, bool] = {}          # AP -> its bringup has ended
     out: Dict[str, StateTime] = {}
     for line in text.splitlines():
         if not line.startswith("TRACE: "):
             continue
         m = ENTER.match(line)
         if m:
-            cpu, step = int(m.group(3)), int(m.group(4))
+            cpu, step = int(m.group(3)), int(m.group(5))
             open_calls[(cpu, step)] = (float(m.group(2)),
-                                       symbols.name(m.group(5)),
-                                       int(m.group(1)))
+                                       symbols.name(m.group(6)),
+                                       int(m.group(1)), int(m.group(4)))
             continue
         m = EXIT.match(line)
         if not m:
@@ -105,15 +114,15 @@ def per_state(text: str, symbols: Optional[Symbols] = None,
         began = open_calls.pop((cpu, step), None)
         if began is None:
             raise TraceError(f"cpuhp_exit without enter: {line.strip()}")
-        t0, name, ran_on = began
+        t0, name, ran_on, target = began
         if cpu == boot_cpu or name in TRACER_OWN or done.get(cpu):
             continue
         us = (float(m.group(2)) - t0) * 1e6
-        if name == BRINGUP:
+        if name in NESTING:
             us -= nested.pop(cpu, 0.0)
-            done[cpu] = True
-        elif any(c == cpu and n == BRINGUP
-                 for (c, _), (_, n, _) in open_calls.items()):
+            done[cpu] = name == RESUME or target >= online
+        elif any(c == cpu and n in NESTING
+                 for (c, _), (_, n, _, _) in open_calls.items()):
             nested[cpu] = nested.get(cpu, 0.0) + us
         st = out.setdefault(name, StateTime(name))
         st.calls += 1
