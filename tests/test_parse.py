@@ -267,3 +267,25 @@ def test_timer_check_panic_before_any_ap_fails_the_boot():
                       6)
     assert res.verdict == "fail"
     assert any(s.startswith("panic:") for s in res.splats)
+
+
+def test_nosmt_siblings_left_above_offline_fail_the_boot():
+    # The 36 patches before cpuhp_bringup_rollback(): nosmt siblings,
+    # cancelled at CPUHP_BRINGUP_CPU, stayed at the state where their
+    # parallel start had left them (95) although everything else about
+    # the boot, SMT switched on later included, looks fine.
+    res = parse.parse(load("series-nosmt-offline-stale-at-95.log"), 4,
+                      plan=["cpus", "smt-on", "hotplug"])
+    assert res.verdict == "fail"
+    assert res.offline_stale == ["1:95", "3:95", "5:95", "7:95"]
+    assert res.reasons == ["sysfs: offline CPUs not at CPUHP_OFFLINE "
+                           "(cpu:state): 1:95,3:95,5:95,7:95"]
+    assert res.steps["smt-on"] == "pass"
+
+
+def test_offline_cpus_at_state_0_pass():
+    text = load("series-nosmt-offline-stale-at-95.log").replace(
+        "offline_stale=1:95,3:95,5:95,7:95", "offline_stale=")
+    res = parse.parse(text, 4, plan=["cpus", "smt-on", "hotplug"])
+    assert res.verdict == "pass", res.reasons
+    assert res.offline_stale == []

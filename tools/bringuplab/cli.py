@@ -63,7 +63,8 @@ def cmd_initramfs(_: argparse.Namespace) -> int:
 def _plan(text: str) -> List[str]:
     steps = [s for s in text.split(",") if s]
     known = ("cpus", "hotplug", "online-all", "selftest", "selftest-all",
-             "kexec", "suspend", "stress", "online-fails", "trace")
+             "kexec", "suspend", "stress", "online-fails", "trace",
+             "smt-on")
     bad = [s for s in steps if s not in known]
     if bad:
         raise LabError(f"unknown plan step '{bad[0]}' (known: "
@@ -241,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="guest steps: cpus,hotplug,selftest,selftest-all,"
                    "kexec (lab.kexec=N),suspend (lab.suspend=N),stress "
                    "(lab.stress=OPS),online-fails (lab.cpu=N),trace "
-                   "(trace kernel, trace_event=cpuhp)")
+                   "(trace kernel, trace_event=cpuhp),smt-on (booted nosmt)")
     p.add_argument("--kernel", help="bzImage to boot (default: ours)")
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds before the verdict is hang")

@@ -142,6 +142,11 @@ MATRICES: Dict[str, List[Entry]] = {
               expect_boot=2),
         Entry("amd-8-parallel-garbage", 8, "2x2x2", profile="amd",
               append="cpuhp.parallel=xyz"),
+        # The siblings, cancelled at boot, must be at CPUHP_OFFLINE (the
+        # cpus step checks every offline CPU) and come up with SMT on.
+        Entry("intel-8-nosmt-then-smt-on", 8, "2x2x2", numa=2,
+              append="nosmt", plan=("cpus", "smt-on", "hotplug"),
+              expect_online=4),
         Entry("intel-8-stress-s3-mttcg", 8, "2x2x2", numa=2, tcg="multi",
               plan=("cpus", "stress", "suspend"),
               append="lab.stress=200 lab.suspend=2"),
@@ -174,7 +179,12 @@ MATRICES: Dict[str, List[Entry]] = {
                     plan=("cpus", "hotplug"), append=KASAN_APPEND),
               Entry("kasan-8-single-serial", 8, "2x2x2", parallel=False,
                     append=f"{KASAN_APPEND} {SERIAL}",
-                    plan=("cpus", "hotplug"))],
+                    plan=("cpus", "hotplug")),
+              # Siblings which ran on their idle stacks at boot, then
+              # onlined: the stack must have been reset (KASAN shadow).
+              Entry("kasan-8-nosmt-then-smt-on", 8, "2x2x2",
+                    append=f"{KASAN_APPEND} nosmt",
+                    plan=("cpus", "smt-on", "hotplug"), expect_online=4)],
     "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
     "quick": [Entry("intel-4", 4, "1x2x2"),
               Entry("amd-4", 4, "1x2x2", profile="amd")],

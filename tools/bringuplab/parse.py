@@ -81,6 +81,8 @@ class BootResult:
     boots: int = 0                    # kernels started (kexec chains: >1)
     brought_up_each: List[int] = field(default_factory=list)
     online_each: List[int] = field(default_factory=list)
+    # Offline CPUs not at CPUHP_OFFLINE, "cpu:state" (guest/init).
+    offline_stale: List[str] = field(default_factory=list)
     phases_us: Dict[str, int] = field(default_factory=dict)
     kick_total_us: Optional[int] = None
     # Set by boot.run when asked (hostcpu.py), not read from the log:
@@ -179,6 +181,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     apic = APIC_MODE.findall(text)
     online = None
     all_online: List[int] = []
+    stale: List[str] = []
     steps: Dict[str, str] = {}
     done = False
     for match in LAB_LINE.finditer(text):
@@ -188,6 +191,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
             online = int(fields["online_count"])
             all_online.append(online)
             steps["cpus"] = "pass"
+            stale += [c for c in fields.get("offline_stale", "").split(",")
+                      if c]
         elif words[0] == "step" and len(words) > 1:
             steps[words[1]] = fields.get("result", "done")
         elif words[0] == "done":
@@ -203,7 +208,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         bringup_end=float(end.group(1)) if end else None,
         bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
         done=done, log=log, boots=boots, brought_up_each=ups,
-        online_each=all_online, phases_us=phases(text),
+        online_each=all_online, offline_stale=stale,
+        phases_us=phases(text),
         kick_total_us=kick_total(text))
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
@@ -242,6 +248,9 @@ def judge(res: BootResult, timed_out: bool, plan: List[str],
             if count != res.cpus_expected:
                 why.append(f"sysfs (kernel {num}): {count} of "
                            f"{res.cpus_expected} CPUs online")
+        if res.offline_stale:
+            why.append("sysfs: offline CPUs not at CPUHP_OFFLINE "
+                       f"(cpu:state): {','.join(res.offline_stale)}")
     for step in plan:
         name = "selftest" if step.startswith("selftest") else step
         if name == "cpus":
