@@ -289,3 +289,13 @@ def test_offline_cpus_at_state_0_pass():
     res = parse.parse(text, 4, plan=["cpus", "smt-on", "hotplug"])
     assert res.verdict == "pass", res.reasons
     assert res.offline_stale == []
+
+
+def test_prepared_cpus_left_offline_by_maxcpus_fail_the_boot():
+    # Before the PREPARE states followed the order of the bringup rounds:
+    # with maxcpus=4 on 2x2x2, CPUs 1-3 were prepared, while the primary
+    # threads 2, 4, 6 were brought up; 1 and 3 stayed prepared (90).
+    res = parse.parse(load("series-maxcpus4-prepared-left-at-90.log"), 4)
+    assert res.verdict == "fail"
+    assert res.offline_stale == ["1:90", "3:90"]
+    assert len(res.reasons) == 1 and "1:90,3:90" in res.reasons[0]

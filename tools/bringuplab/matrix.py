@@ -147,6 +147,11 @@ MATRICES: Dict[str, List[Entry]] = {
         Entry("intel-8-nosmt-then-smt-on", 8, "2x2x2", numa=2,
               append="nosmt", plan=("cpus", "smt-on", "hotplug"),
               expect_online=4),
+        # Primary threads first: the CPUs prepared at boot must be the
+        # ones brought up, the others left at CPUHP_OFFLINE.
+        Entry("intel-8-maxcpus4-smt", 8, "2x2x2", numa=2,
+              append="maxcpus=4", plan=("cpus", "online-all"),
+              expect_online=4),
         Entry("intel-8-stress-s3-mttcg", 8, "2x2x2", numa=2, tcg="multi",
               plan=("cpus", "stress", "suspend"),
               append="lab.stress=200 lab.suspend=2"),
