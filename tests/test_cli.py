@@ -199,6 +199,21 @@ def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
         matrix.fault("tscwarp", 5, parallel=parallel).dmesg, str(path))
 
 
+def test_tscwarp_missed_by_the_all_cpu_test_fails():
+    """The soak's boot (2026-12-01 12:34, before patch 35) in which the
+    all-CPU test missed CPU 1's warp under host load, and only the
+    point-to-point test of the hotplug step caught it: the boot fails on
+    the missing all-CPU line, although the TSC clock went off."""
+    from bringuplab import matrix
+    path = (Path(__file__).parent / "logs" /
+            "fault-tscwarp-cpu1-16-multi-all-cpu-test-missed.log")
+    entry = matrix.fault("tscwarp", 1, 16, "multi")
+    missing = matrix.missing_lines(entry.dmesg, str(path))
+    assert len(missing) == 2
+    assert all("check_tsc_sync_all" in m or "across" in m for m in missing)
+    assert "check_tsc_sync_source failed" in path.read_text()
+
+
 def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
     from bringuplab import kconfig, matrix, soak
     assert set(soak.DEBUG_FLAVOURS) == {"debug", "kasan"}
