@@ -199,12 +199,25 @@ def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
         matrix.fault("tscwarp", 5, parallel=parallel).dmesg, str(path))
 
 
+@pytest.mark.parametrize("log", ["fault-tscwarp-cpu6-8.log",
+                                 "fault-tscwarp-cpu6-8-serial.log"])
+def test_tsc_turned_off_fails_a_boot_which_did_not_ask_for_it(log):
+    """The same logs judged as an ordinary boot: every CPU is up, but
+    the TSC clock went off, which only a tscwarp entry may excuse."""
+    from bringuplab import parse
+    path = Path(__file__).parent / "logs" / log
+    res = parse.parse(path.read_text(), 8, plan=["cpus", "hotplug"])
+    assert res.cpus_online == 8
+    assert res.verdict == "fail"
+    assert [s.split(":")[0] for s in res.splats] == ["tsc-off"]
+
+
 def test_tscwarp_missed_by_the_all_cpu_test_fails():
     """The soak's boot (2026-12-01 12:34, before patch 35) in which the
     all-CPU test missed CPU 1's warp under host load, and only the
     point-to-point test of the hotplug step caught it: the boot fails on
     the missing all-CPU line, although the TSC clock went off."""
-    from bringuplab import matrix
+    from bringuplab import matrix, parse
     path = (Path(__file__).parent / "logs" /
             "fault-tscwarp-cpu1-16-multi-all-cpu-test-missed.log")
     entry = matrix.fault("tscwarp", 1, 16, "multi")
@@ -212,6 +225,13 @@ def test_tscwarp_missed_by_the_all_cpu_test_fails():
     assert len(missing) == 2
     assert all("check_tsc_sync_all" in m or "across" in m for m in missing)
     assert "check_tsc_sync_source failed" in path.read_text()
+    # The point-to-point test's TSC-off is not the one the entry asks
+    # for, so it fails the boot as well.
+    res = parse.parse(path.read_text(), 16, plan=list(entry.plan))
+    matrix.excuse_expected(entry, res)
+    assert res.verdict == "fail"
+    assert any(s.startswith("tsc-off:") and "sync_source" in s
+               for s in res.splats)
 
 
 def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():

@@ -91,9 +91,20 @@ def test_selftest_requested_but_absent_fails():
     ("[    1.0] CPU3 failed to report alive state", "boot-failed"),
     ("[   30.0] watchdog: BUG: soft lockup - CPU#2 stuck for 22s!", "BUG"),
     ("[   30.0] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "stuck"),
+    ("[    1.0] tsc: Marking TSC unstable due to check_tsc_sync_all failed",
+     "tsc-off"),
+    ("[    1.0] tsc: Marking TSC unstable due to check_tsc_sync_source "
+     "failed", "tsc-off"),
 ])
 def test_splat_kinds(line, kind):
     assert parse.splats(line)[0].split(":")[0] == kind
+
+
+def test_tsc_given_up_before_the_bringup_is_no_splat():
+    """TCG profiles without a constant TSC (AMD's, and multi-socket ones)
+    give the TSC up before any AP starts, and no sync test runs."""
+    assert parse.splats(
+        "[    0.4] tsc: Marking TSC unstable due to TSCs unsynchronized") == []
 
 
 def test_series_mode_lines_parallel_and_serial():
