@@ -277,3 +277,15 @@ def test_noclaim_fault_must_not_need_the_lock_recovery(tmp_path):
     serial = matrix.fault("noclaim", 2, parallel=False)
     assert serial.expect_online is None and "hotplug" in serial.plan
     assert serial.dmesg == () and serial.absent == ()
+
+
+def test_linux_topologies_of_the_profiles():
+    """What the guest may count with every vCPU online: Intel as QEMU
+    is told; AMD without TOPOEXT also each thread a core (Linux 6.1)."""
+    from bringuplab import machine
+    intel = machine.Machine(64, 2, 16, 2, numa=2)
+    amd = machine.Machine(32, 2, 8, 2, numa=2, profile="amd")
+    amd_flat = machine.Machine(8, 1, 8, 1, profile="amd")
+    assert intel.linux_topologies() == [(2, 32, 2)]
+    assert amd.linux_topologies() == [(2, 16, 2), (2, 32, 1)]
+    assert amd_flat.linux_topologies() == [(1, 8, 1)]

@@ -310,3 +310,46 @@ def test_prepared_cpus_left_offline_by_maxcpus_fail_the_boot():
     assert res.verdict == "fail"
     assert res.offline_stale == ["1:90", "3:90"]
     assert len(res.reasons) == 1 and "1:90,3:90" in res.reasons[0]
+
+
+TOPO_LOG = "series-intel-32-2x8x2-topology-hotplug.log"
+TOPO_LINE = "topology=ok packages=2 cores=16 threads=2"
+INTEL_2X8X2 = parse.Expected(32, [(2, 16, 2)])
+
+
+def test_topology_of_a_real_boot_passes_against_its_machine():
+    """32 vCPUs 2x8x2 brought up in parallel, then every CPU off and on:
+    the masks agree with the IDs, and the guest counts the machine."""
+    res = parse.parse(load(TOPO_LOG), 32, plan=["cpus", "hotplug"],
+                      machine=INTEL_2X8X2)
+    assert res.verdict == "pass", res.reasons
+    assert res.topology_each == [parse.Topology("ok", 2, 16, 2, 32)]
+
+
+@pytest.mark.parametrize("bad,why", [
+    ("topology=cpu5:thread_siblings packages=2 cores=16 threads=2",
+     "cpu5:thread_siblings does not match"),
+    ("topology=ok packages=1 cores=16 threads=2", "machine (2, 16, 2)"),
+    ("topology=ok packages=2 cores=32 threads=1", "machine (2, 16, 2)"),
+    ("", "no topology check"),
+])
+def test_topology_wrong_or_missing_fails(bad, why):
+    text = load(TOPO_LOG).replace(TOPO_LINE, bad, 1)
+    res = parse.parse(text, 32, plan=["cpus", "hotplug"],
+                      machine=INTEL_2X8X2)
+    assert res.verdict == "fail"
+    assert any(why in r for r in res.reasons), res.reasons
+
+
+def test_topology_counts_unchecked_with_cpus_offline():
+    """With a CPU offline the guest counts fewer threads; only the masks
+    are checked (the CPU count fails the boot on its own)."""
+    text = load(TOPO_LOG).replace("online_count=32", "online_count=31")
+    res = parse.parse(text, 31, plan=["cpus"], machine=INTEL_2X8X2)
+    assert not any("topology" in r for r in res.reasons), res.reasons
+
+
+def test_topology_unchecked_without_a_machine():
+    """A log read without its machine (states_report, old test logs)."""
+    res = parse.parse(load("series-intel-16-parallel.log"), 16)
+    assert res.topology_each == [] and res.verdict == "pass"

@@ -159,7 +159,9 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
                           f"(log: {log})", str(log))
     online = spec.expect_online or spec.mach.cpus
     result = parse.parse(text, online, bool(hang), str(log), spec.plan,
-                         spec.expect_boot, hang)
+                         spec.expect_boot, hang,
+                         parse.Expected(spec.mach.cpus,
+                                        spec.mach.linux_topologies()))
     if probe and probe.result:
         result.host_wall_ms = round(probe.result.wall_ms, 1)
         result.host_vcpu_ms = round(probe.result.vcpu_ms, 1)

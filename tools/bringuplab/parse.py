@@ -1,7 +1,7 @@
 """Console log -> BootResult. Pure functions, tested against real logs."""
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 _TS = r"^\[\s*(\d+\.\d+)\]\s"
 # The first and the last line of the kernel's bringup of the APs.
@@ -68,6 +68,23 @@ class Tap:
 
 
 @dataclass
+class Topology:
+    check: str                        # "ok", "cpu3:thread_siblings", ...
+    packages: int
+    cores: int
+    threads: int
+    online: int                       # online_count of the same line
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The topologies (packages, cores, threads per core) one of which
+    a boot's guest must count with all `cpus` online."""
+    cpus: int
+    counts: List[Tuple[int, int, int]]
+
+
+@dataclass
 class BootResult:
     verdict: str                      # pass, fail, hang
     reasons: List[str]
@@ -92,6 +109,13 @@ class BootResult:
     offline_stale: List[str] = field(default_factory=list)
     phases_us: Dict[str, int] = field(default_factory=dict)
     kick_total_us: Optional[int] = None
+    # Per "cpus" line: the guest's check of the topology masks ("ok",
+    # or the first CPU:mask that disagrees with the IDs) and the
+    # packages, cores and threads per core it counted.
+    topology_each: List[Topology] = field(default_factory=list)
+    # What to check those against; None: unchecked (a log read without
+    # its machine, as in states_report).
+    machine: Optional[Expected] = None
     # Set by boot.run when asked (hostcpu.py), not read from the log:
     # host wall time of the bringup and the vCPU threads' run time in it.
     host_wall_ms: Optional[float] = None
@@ -169,7 +193,8 @@ def tap(text: str) -> Tap:
 def parse(text: str, cpus_expected: int, timed_out: bool = False,
           log: str = "", plan: Optional[List[str]] = None,
           boot_expected: Optional[int] = None,
-          hang: str = "") -> BootResult:
+          hang: str = "",
+          machine: Optional[Expected] = None) -> BootResult:
     """Judge one boot from its console log.
 
     pass: /init finished, every expected CPU online (per the kernel and
@@ -178,6 +203,10 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     boot_expected: CPUs the kernel should bring up itself, if fewer than
     cpus_expected (maxcpus=, then the guest onlines the rest).
     hang: why the lab killed QEMU, for the reasons.
+    machine: the topology the guest must see, when it is to be checked:
+    every "cpus" line must say its masks agree with the IDs, and with
+    every vCPU online name that many packages, cores and threads per
+    core.
     """
     start = BRINGUP_START.search(text)
     end = BRINGUP_END.search(text)
@@ -189,6 +218,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     online = None
     all_online: List[int] = []
     stale: List[str] = []
+    topo: List[Topology] = []
     steps: Dict[str, str] = {}
     done = False
     for match in LAB_LINE.finditer(text):
@@ -200,6 +230,11 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
             steps["cpus"] = "pass"
             stale += [c for c in fields.get("offline_stale", "").split(",")
                       if c]
+            if "topology" in fields:
+                topo.append(Topology(
+                    fields["topology"], int(fields.get("packages", 0)),
+                    int(fields.get("cores", 0)),
+                    int(fields.get("threads", 0)), online))
         elif words[0] == "step" and len(words) > 1:
             steps[words[1]] = fields.get("result", "done")
         elif words[0] == "done":
@@ -215,9 +250,9 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
         bringup_end=float(end.group(1)) if end else None,
         bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
         done=done, log=log, boots=boots, brought_up_each=ups,
-        online_each=all_online, offline_stale=stale,
+        online_each=all_online, offline_stale=stale, topology_each=topo,
         phases_us=phases(text),
-        kick_total_us=kick_total(text))
+        kick_total_us=kick_total(text), machine=machine)
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
                                * 1000.0, 3)
@@ -231,6 +266,24 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     elif res.reasons:
         res.verdict = "fail"
     return res
+
+
+def topology_problems(res: BootResult, want: Expected) -> List[str]:
+    """Why the topology the guest saw is not the machine's."""
+    why = []
+    if len(res.topology_each) < len(res.online_each):
+        why.append("sysfs: no topology check on a 'cpus' line")
+    for num, topo in enumerate(res.topology_each, 1):
+        if topo.check != "ok":
+            why.append(f"sysfs topology (kernel {num}): {topo.check} "
+                       "does not match the CPUs' IDs")
+        elif topo.online == want.cpus:
+            got = (topo.packages, topo.cores, topo.threads)
+            if got not in want.counts:
+                why.append(f"sysfs topology (kernel {num}): packages, "
+                           f"cores, threads {got}, machine "
+                           + " or ".join(map(str, want.counts)))
+    return why
 
 
 def judge(res: BootResult, timed_out: bool, plan: List[str],
@@ -258,6 +311,8 @@ def judge(res: BootResult, timed_out: bool, plan: List[str],
         if res.offline_stale:
             why.append("sysfs: offline CPUs not at CPUHP_OFFLINE "
                        f"(cpu:state): {','.join(res.offline_stale)}")
+        if res.machine:
+            why += topology_problems(res, res.machine)
     for step in plan:
         name = "selftest" if step.startswith("selftest") else step
         if name == "cpus":
