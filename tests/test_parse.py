@@ -314,7 +314,7 @@ def test_prepared_cpus_left_offline_by_maxcpus_fail_the_boot():
 
 TOPO_LOG = "series-intel-32-2x8x2-topology-hotplug.log"
 TOPO_LINE = "topology=ok packages=2 cores=16 threads=2"
-INTEL_2X8X2 = parse.Expected(32, [(2, 16, 2)])
+INTEL_2X8X2 = parse.Expected(32, ((2, 16, 2),))
 
 
 def test_topology_of_a_real_boot_passes_against_its_machine():

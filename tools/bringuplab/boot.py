@@ -161,7 +161,7 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     result = parse.parse(text, online, bool(hang), str(log), spec.plan,
                          spec.expect_boot, hang,
                          parse.Expected(spec.mach.cpus,
-                                        spec.mach.linux_topologies()))
+                                        tuple(spec.mach.linux_topologies())))
     if probe and probe.result:
         result.host_wall_ms = round(probe.result.wall_ms, 1)
         result.host_vcpu_ms = round(probe.result.vcpu_ms, 1)

@@ -81,7 +81,7 @@ class Expected:
     """The topologies (packages, cores, threads per core) one of which
     a boot's guest must count with all `cpus` online."""
     cpus: int
-    counts: List[Tuple[int, int, int]]
+    counts: Tuple[Tuple[int, int, int], ...]
 
 
 @dataclass
@@ -234,7 +234,8 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
                 topo.append(Topology(
                     fields["topology"], int(fields.get("packages", 0)),
                     int(fields.get("cores", 0)),
-                    int(fields.get("threads", 0)), online))
+                    int(fields.get("threads", 0)),
+                    int(fields["online_count"])))
         elif words[0] == "step" and len(words) > 1:
             steps[words[1]] = fields.get("result", "done")
         elif words[0] == "done":
