@@ -289,3 +289,36 @@ def test_linux_topologies_of_the_profiles():
     assert intel.linux_topologies() == [(2, 32, 2)]
     assert amd.linux_topologies() == [(2, 16, 2), (2, 32, 1)]
     assert amd_flat.linux_topologies() == [(1, 8, 1)]
+
+
+def test_tschide_entry_wants_the_point_to_point_lines():
+    """A CPU hidden from the all-CPU test: after a parallel bringup the
+    test of the CPUs it did not compare must run and catch the warp, as
+    the point-to-point test of a serial bringup does."""
+    from bringuplab import matrix
+    par = matrix.fault("tschide", 6)
+    ser = matrix.fault("tschide", 6, parallel=False)
+    assert "smpboot_fault=tschide:6" in par.append
+    assert par.plan == ("cpus", "hotplug") and par.expect_online is None
+    assert any("not compared" in p for p in par.dmesg)
+    assert ser.dmesg == matrix.fault("tscwarp", 6, parallel=False).dmesg
+    assert set(ser.dmesg) < set(par.dmesg)
+
+
+def test_tschide_log_passes_and_the_all_cpu_catch_does_not():
+    """The debug kernel's boot with smpboot_fault=tschide:6 passes its
+    entry: one CPU not compared, tested alone, its warp caught. The
+    tscwarp boot, in which the all-CPU test caught the warp, does not:
+    there was nothing left to test one by one."""
+    from bringuplab import matrix, parse
+    logs = Path(__file__).parent / "logs"
+    entry = matrix.fault("tschide", 6)
+    path = logs / "fault-tschide-cpu6-8.log"
+    assert matrix.missing_lines(entry.dmesg, str(path)) == []
+    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
+    matrix.excuse_expected(entry, res)
+    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
+    assert "check_tsc_sync_all" not in path.read_text()
+    warp = logs / "fault-tscwarp-cpu6-8.log"
+    missing = matrix.missing_lines(entry.dmesg, str(warp))
+    assert any("not compared" in m for m in missing)

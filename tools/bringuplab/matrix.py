@@ -55,6 +55,7 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     # halts, as if its CPUID named another CPU (serial: no effect).
     "noclaim": (r"\d+ AP\(s\) found no CPU number to claim",),
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
+    "tschide": (),            # the same, and hidden from the all-CPU test
 }
 
 # A CPU refused its number must give up the real-mode stack lock itself:
@@ -75,21 +76,35 @@ TSCWARP_LINES = {
             r"Marking TSC unstable due to check_tsc_sync_source failed"),
 }
 
+# With "tschide" the CPU also stays out of the all-CPU test, as a vCPU the
+# host did not run during it: the others find no warp, and only the
+# point-to-point test of the CPUs that test could not compare, the
+# serial bringup's lines, may catch it.
+TSCHIDE_LINES = {
+    True: (r"TSC synchronization across \d+ CPUs: 1 not compared with "
+           r"the others, testing them one by one",
+           *TSCWARP_LINES[False]),
+    False: TSCWARP_LINES[False],
+}
+
 
 def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
           parallel: bool = True, x2apic: Optional[bool] = None) -> Entry:
     """CPU `cpu` fails to come up on purpose (smpboot_fault=, debug
     kernel): the boot must finish with the others online and a line naming
     the CPU, and onlining it later must fail cleanly. With "tscwarp" the
-    CPU comes up, but the TSC test must catch its TSC behind."""
+    CPU comes up, but the TSC test must catch its TSC behind; with
+    "tschide" only the point-to-point test of the CPUs the all-CPU test
+    could not compare may."""
     if kind not in FAULT_LINES:
         raise LabError(f"unknown fault '{kind}' (known: "
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu}"
     absent: Tuple[str, ...] = ()
-    if kind == "tscwarp":
+    if kind in ("tscwarp", "tschide"):
         plan, online = ("cpus", "hotplug"), None
-        dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES[parallel])
+        lines = (TSCWARP_LINES if kind == "tscwarp" else TSCHIDE_LINES)
+        dmesg = tuple(p.format(cpu=cpu) for p in lines[parallel])
     elif kind == "noclaim" and not parallel:
         # A serial bringup hands the AP its stack: the CPU comes up
         plan, online, dmesg = ("cpus", "hotplug"), None, ()
@@ -177,7 +192,10 @@ MATRICES: Dict[str, List[Entry]] = {
               # another CPU: it must halt and give up the lock itself.
               fault("noclaim", 2, 8, "multi"),
               # A TSC which the warp test must catch, with all CPUs up.
-              fault("tscwarp", 6, 8, "single")],
+              fault("tscwarp", 6, 8, "single"),
+              # The same CPU left out of the all-CPU test: the test of
+              # the CPUs it could not compare must catch it.
+              fault("tschide", 6, 8, "single")],
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
     # every CPU, both TCG modes, both bringup modes.
     "kasan": [Entry("kasan-16-multi", 16, "2x4x2", numa=2, tcg="multi",
