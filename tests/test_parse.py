@@ -1,4 +1,6 @@
 """The console-log parser against real logs from real boots (tests/logs)."""
+import gzip
+import re
 from pathlib import Path
 from typing import List
 
@@ -252,6 +254,62 @@ def test_lost_timer_in_a_serial_mode_offline_fails_the_boot():
     assert res.verdict == "fail"
     assert "step hotplug: missing" in res.reasons
     assert any(s.startswith("stuck:") for s in res.splats)
+
+
+def test_lost_timer_after_a_stopped_ap_fails_the_boot():
+    """Soak 2026-12-01 23:55, fault-postalive-cpu1-16-multi (lockdep
+    kernel, MTTCG): CPU 1 stopped as injected, the 15 others up, /init
+    started; then the RCU grace-period kthread's timer on idle CPU 6
+    did not fire for 26 s, every CPU idle: the signature of the two
+    logs above. 5 reruns of the same entry passed."""
+    res = parse.parse(load("fault-postalive-mttcg16-gp-kthread-timer-lost.log"),
+                      16, plan=["cpus", "online-fails"])
+    assert res.verdict == "fail"
+    assert "step online-fails: missing" in res.reasons
+    assert any(s.startswith("stuck:") and "rcu_preempt detected stalls" in s
+               for s in res.splats)
+
+
+def test_periodic_tick_livelock_at_170_round_robin_vcpus_is_a_hang():
+    """Soak 2026-12-01 23:30, m-x2apic-ids-above-255 (170 vCPUs on one
+    host thread): all CPUs up, then silent from the ACPI init on, before
+    the clocksource switch that ends the periodic tick. The monitor
+    dump taken when QEMU was killed has the local timer vector (236)
+    pending in the IRR of all 170 CPUs, every local APIC timer
+    periodic: each vCPU owed its next tick as soon as it had run the
+    last one, so no CPU ran anything else."""
+    res = parse.parse(load("soak-rr170-periodic-tick-livelock.log"), 170,
+                      plan=["cpus"], timed_out=True)
+    assert res.verdict == "hang" and not res.done
+    text = load("soak-rr170-periodic-tick-livelock.log")
+    assert "smp: Brought up 1 node, 170 CPUs" in text
+    assert "clocksource: Switched to" not in text
+    dump = gzip.decompress(
+        (LOGS / "soak-rr170-periodic-tick-livelock.monitor.gz").read_bytes()
+    ).decode()
+    lapics = dump.split("dumping local APIC state for CPU ")[1:]
+    assert len(lapics) == 170
+    assert all(re.search(r"^IRR\s+236\b", lapic, re.M) for lapic in lapics)
+    assert all(re.search(r"^LVTT.*periodic", lapic, re.M) for lapic in lapics)
+
+
+def test_the_same_livelock_in_the_bringup_when_booted_alone():
+    """The same machine booted alone right after (2026-12-02 00:06):
+    silent from 10.6 s on, in the bringup, once 163 CPUs ran their tick;
+    the local timer was pending on each of those 163, periodic; of the
+    7 others, 6 not yet started sat halted in the BIOS and one, started,
+    waited for its release (smpboot_wait_for_release)."""
+    res = parse.parse(load("rr170-alone-periodic-tick-livelock-in-bringup.log"),
+                      170, plan=["cpus"], timed_out=True)
+    assert res.verdict == "hang" and not res.done
+    dump = gzip.decompress(
+        (LOGS / "rr170-alone-periodic-tick-livelock-in-bringup.monitor.gz")
+        .read_bytes()).decode()
+    lapics = dump.split("dumping local APIC state for CPU ")[1:]
+    ticking = [lapic for lapic in lapics
+               if re.search(r"^LVTT.*periodic", lapic, re.M)]
+    assert len(lapics) == 170 and len(ticking) == 163
+    assert all(re.search(r"^IRR\s+236\b", lapic, re.M) for lapic in ticking)
 
 
 def test_excerpt_starts_at_the_first_splat():
