@@ -253,6 +253,21 @@ def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
                for e in matrix.entries("kasan"))
 
 
+def test_soak_pick_reruns_one_entry():
+    from bringuplab import soak
+    from bringuplab.errors import LabError
+    todo = {"matrix": soak.random_entries(3, 1), **soak.fixed(),
+            "faults": soak.fault_entries()}
+    name = "m-x2apic-ids-above-255-single"
+    picked = soak._pick(todo, [name, "nosmp"], 3)
+    assert [e.name for e in picked["matrix"]] == [
+        f"{name}#{i}" for i in (1, 2, 3)]
+    assert picked["matrix"][0].high == 10 and picked["matrix"][0].cpus == 20
+    assert len(picked["cmdline"]) == 3 and not picked["faults"]
+    with pytest.raises(LabError, match="unknown soak entry 'x'"):
+        soak._pick(todo, ["x"], 1)
+
+
 def test_noclaim_fault_must_not_need_the_lock_recovery(tmp_path):
     from bringuplab import matrix
     entry = matrix.fault("noclaim", 2)

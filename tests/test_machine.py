@@ -74,3 +74,37 @@ def test_qemu_argv_numa_nodes():
     joined = " ".join(mach.qemu_argv("k", None, ""))
     assert "node,nodeid=1,cpus=4-7,memdev=mem1" in joined
     assert "-initrd" not in joined and "intel-iommu" not in joined
+
+
+def test_high_cpus_take_the_last_slots():
+    # The soak's machine: 20 vCPUs of a 170-slot topology, APIC IDs up to
+    # 289 (5 cores bits of 17 cores, 1 thread bit: sockets 64 IDs apart).
+    mach = machine.make(20, "5x17x2", high=10)
+    assert mach.x2apic and mach.slots == 170
+    assert mach.present()[9:11] == [9, 160]
+    assert mach.apic_id(160) == (4 << 6) | (12 << 1)
+    assert mach.max_apic_id() == 289
+    assert mach.linux_topologies() == [(2, 10, 2)]
+    argv = mach.qemu_argv("k", None, "")
+    joined = " ".join(argv)
+    assert "-smp 10,sockets=5,cores=17,threads=2,maxcpus=170" in joined
+    plugged = [argv[i + 1] for i, arg in enumerate(argv)
+               if arg == "-device" and "-x86_64-cpu" in argv[i + 1]]
+    assert len(plugged) == 10
+    assert plugged[-1] == "max-x86_64-cpu,socket-id=4,core-id=16,thread-id=1"
+
+
+def test_high_cpus_limits():
+    with pytest.raises(LabError, match="is 170 CPUs, not --cpus 20"):
+        machine.make(20, "5x17x2")
+    with pytest.raises(LabError, match="--high 20"):
+        machine.make(20, "5x17x2", high=20)
+    with pytest.raises(LabError, match="--high 2: .* topology's 4"):
+        machine.make(5, "1x2x2", high=2)
+    with pytest.raises(LabError, match="--numa 1"):
+        machine.make(4, "2x2x2", numa=2, high=2)
+    with pytest.raises(LabError, match="170 vCPUs but the kernel has"):
+        machine.make(20, "5x17x2", high=10, nr_cpus=64)
+    # Without --high the whole topology is present: -smp has no maxcpus.
+    assert "maxcpus" not in " ".join(machine.make(4, "1x2x2").qemu_argv(
+        "k", None, ""))

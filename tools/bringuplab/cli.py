@@ -79,7 +79,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg, args.memory,
-                        nr_cpus=boot.kernel_nr_cpus(kern))
+                        nr_cpus=boot.kernel_nr_cpus(kern), high=args.high)
     plan = _plan(args.plan)
     packages.ensure(["boot", "initramfs"])
     initrd = initramfs.build(kernel=kern if "kexec" in plan else None)
@@ -183,7 +183,8 @@ def cmd_states(args: argparse.Namespace) -> int:
 def cmd_soak(args: argparse.Namespace) -> int:
     from . import soak
     return soak.run(args.boots, args.seed,
-                    [s for s in args.only.split(",") if s], args.jobs)
+                    [s for s in args.only.split(",") if s], args.jobs,
+                    args.entry, args.repeat)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -228,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpus", type=int, default=4)
     p.add_argument("--topology", help="SOCKETSxCORESxTHREADS, e.g. 2x8x2")
     p.add_argument("--numa", type=int, default=1)
+    p.add_argument("--high", type=int, default=0, metavar="N",
+                   help="N of the --cpus take the topology's last slots "
+                   "(highest APIC IDs), the rest its first; the slots "
+                   "between are possible CPUs, not present")
     p.add_argument("--profile", default="intel",
                    help="intel (family 6 model 85) or amd (family 0x17)")
     apic = p.add_mutually_exclusive_group()
@@ -292,6 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random machines in the matrix scenario")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", default="", help="comma list of scenarios")
+    p.add_argument("--entry", action="append", metavar="NAME",
+                   help="only this boot of the soak (repeat the option "
+                   "for more), e.g. to rerun a failure")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="with --entry: boot each entry N times")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="boots at a time (default: host CPUs)")
     p = sub.add_parser("check", help="the test command (make check)")

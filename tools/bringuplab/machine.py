@@ -2,7 +2,7 @@
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .errors import LabError
 
@@ -28,10 +28,30 @@ class Machine:
     x2apic: bool = False
     tcg: str = "single"
     memory_mb: int = 0
+    # How many of the `cpus` vCPUs sit at the topology's last slots
+    # (cold-plugged there) instead of after the first ones; the slots in
+    # between are possible CPUs, not present. Few vCPUs then reach the
+    # highest APIC IDs of a large topology.
+    high: int = 0
 
     @property
     def topology(self) -> str:
         return f"{self.sockets}x{self.cores}x{self.threads}"
+
+    @property
+    def slots(self) -> int:
+        return self.sockets * self.cores * self.threads
+
+    def slot(self, index: int) -> Tuple[int, int, int]:
+        """Socket, core and thread of QEMU's CPU index `index`."""
+        return (index // (self.cores * self.threads),
+                index // self.threads % self.cores, index % self.threads)
+
+    def present(self) -> List[int]:
+        """QEMU's CPU indexes of the vCPUs the machine starts with."""
+        low = self.cpus - self.high
+        return list(range(low)) + list(range(self.slots - self.high,
+                                             self.slots))
 
     def linux_topologies(self) -> List[Tuple[int, int, int]]:
         """Packages, cores and threads per core a guest may count with
@@ -40,21 +60,31 @@ class Machine:
         warns): Linux 6.1 then sees each thread as a core, while 6.12's
         topology code finds the threads in CPUID leaf 0xB (measured,
         2x4x2: 6.1 counts 16 cores, 6.12 8 cores of 2 threads)."""
-        told = (self.sockets, self.sockets * self.cores, self.threads)
+        slots = [self.slot(i) for i in self.present()]
+        packages = len({sock for sock, _, _ in slots})
+        per_core: Dict[Tuple[int, int], int] = {}
+        for sock, core, _ in slots:
+            per_core[sock, core] = per_core.get((sock, core), 0) + 1
+        told = (packages, len(per_core), max(per_core.values()))
         if self.profile == "amd" and self.threads > 1:
-            return [told, (self.sockets, self.cpus, 1)]
+            return [told, (packages, self.cpus, 1)]
         return [told]
 
     def memory(self) -> int:
         mem = self.memory_mb or max(512, 256 + 16 * self.cpus)
         return mem - mem % self.numa
 
-    def max_apic_id(self) -> int:
-        """Highest APIC ID QEMU assigns (fields rounded to powers of 2)."""
+    def apic_id(self, index: int) -> int:
+        """The APIC ID QEMU gives CPU index `index` (fields rounded to
+        powers of 2)."""
         tbits = (self.threads - 1).bit_length()
         cbits = (self.cores - 1).bit_length()
-        return ((self.sockets - 1) << (cbits + tbits)) | \
-            ((self.cores - 1) << tbits) | (self.threads - 1)
+        sock, core, thread = self.slot(index)
+        return (sock << (cbits + tbits)) | (core << tbits) | thread
+
+    def max_apic_id(self) -> int:
+        """Highest APIC ID of a present vCPU."""
+        return self.apic_id(self.present()[-1])
 
     def needs_iommu(self) -> bool:
         """x2APIC mode in a TCG guest needs interrupt remapping: without it
@@ -71,11 +101,14 @@ class Machine:
                   monitor: Optional[List[str]] = None) -> List[str]:
         cpu = PROFILES[self.profile] + (",x2apic=on" if self.x2apic
                                         else ",x2apic=off")
+        smp = (f"{self.cpus - self.high},sockets={self.sockets},"
+               f"cores={self.cores},threads={self.threads}")
+        if self.cpus < self.slots:
+            smp += f",maxcpus={self.slots}"
         argv = ["qemu-system-x86_64", "-machine", "q35",
                 "-accel", f"tcg,thread={self.tcg}",
                 "-cpu", cpu,
-                "-smp", f"{self.cpus},sockets={self.sockets},"
-                f"cores={self.cores},threads={self.threads}",
+                "-smp", smp,
                 "-m", f"{self.memory()}M",
                 "-nodefaults", "-display", "none", "-serial", "stdio",
                 *(monitor or ["-monitor", "none"]), "-no-reboot",
@@ -84,6 +117,12 @@ class Machine:
                 "-kernel", str(kernel), "-append", cmdline]
         if initrd:
             argv += ["-initrd", str(initrd)]
+        # -cpu's properties apply to every CPU of its type, these too.
+        cpu_type = PROFILES[self.profile].split(",")[0] + "-x86_64-cpu"
+        for index in self.present()[self.cpus - self.high:]:
+            sock, core, thread = self.slot(index)
+            argv += ["-device", f"{cpu_type},socket-id={sock},"
+                     f"core-id={core},thread-id={thread}"]
         if self.needs_iommu():
             argv += ["-device", "intel-iommu,intremap=on,eim=on"]
         if self.numa > 1:
@@ -110,11 +149,13 @@ def parse_topology(text: str) -> Tuple[int, int, int]:
 def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
          profile: str = "intel", x2apic: Optional[bool] = None,
          tcg: str = "single", memory_mb: int = 0,
-         nr_cpus: int = 512) -> Machine:
+         nr_cpus: int = 512, high: int = 0) -> Machine:
     """Validate the request and build a Machine (LabError if impossible).
 
     Without a topology every CPU is its own socket (QEMU's plain -smp N).
-    x2APIC defaults to on exactly when APIC IDs need it.
+    With `high`, that many of the CPUs take the topology's last slots and
+    the topology may have more slots than CPUs. x2APIC defaults to on
+    exactly when APIC IDs need it.
     """
     if profile not in PROFILES:
         raise LabError(f"unknown profile '{profile}' (known: "
@@ -126,20 +167,29 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
     if cpus > MAX_VCPUS:
         raise LabError(f"{cpus} vCPUs: the lab's q35 machine allows at "
                        f"most {MAX_VCPUS}")
-    if cpus > nr_cpus:
-        raise LabError(f"{cpus} vCPUs but the kernel has NR_CPUS={nr_cpus}")
     sockets, cores, threads = (parse_topology(topology) if topology
                                else (cpus, 1, 1))
-    if sockets * cores * threads != cpus:
+    slots = sockets * cores * threads
+    if not high and slots != cpus:
         raise LabError(f"topology {sockets}x{cores}x{threads} is "
-                       f"{sockets * cores * threads} CPUs, not --cpus {cpus}")
+                       f"{slots} CPUs, not --cpus {cpus}")
+    if high and not 0 < high < cpus <= slots:
+        raise LabError(f"--high {high}: between 1 and --cpus - 1, and "
+                       f"--cpus {cpus} at most the topology's {slots}")
+    if high and numa > 1:
+        raise LabError("--high needs --numa 1")
+    if slots > MAX_VCPUS:
+        raise LabError(f"{slots} vCPUs: the lab's q35 machine allows at "
+                       f"most {MAX_VCPUS}")
+    if slots > nr_cpus:
+        raise LabError(f"{slots} vCPUs but the kernel has NR_CPUS={nr_cpus}")
     if numa < 1 or numa > 4 or numa > cpus:
         raise LabError(f"--numa {numa}: between 1 and min(4, cpus)")
     if (sockets * cores) % numa:
         raise LabError(f"--numa {numa} does not divide the "
                        f"{sockets * cores} cores evenly")
     mach = Machine(cpus, sockets, cores, threads, numa, profile,
-                   False, tcg, memory_mb)
+                   False, tcg, memory_mb, high)
     need = mach.max_apic_id() > XAPIC_MAX_ID
     if x2apic is None:
         x2apic = need
@@ -148,4 +198,4 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
                        f"{mach.max_apic_id()} > {XAPIC_MAX_ID}: needs "
                        "--x2apic")
     return Machine(cpus, sockets, cores, threads, numa, profile, x2apic,
-                   tcg, memory_mb)
+                   tcg, memory_mb, high)

@@ -32,6 +32,7 @@ class Entry:
     # Regular expressions the console log must not match (e.g. a
     # recovery that must not have been needed).
     absent: Tuple[str, ...] = ()
+    high: int = 0                         # see machine.Machine.high
 
 
 SERIAL = "cpuhp.parallel=0"
@@ -228,7 +229,7 @@ def spec(entry: Entry, kernel: Path, initrd: Path,
          nr_cpus: int = 512) -> boot.BootSpec:
     mach = machmod.make(entry.cpus, entry.topology, entry.numa,
                         entry.profile, entry.x2apic, entry.tcg,
-                        nr_cpus=nr_cpus)
+                        nr_cpus=nr_cpus, high=entry.high)
     return boot.BootSpec(mach, kernel, initrd, entry.append,
                          list(entry.plan), entry.timeout, entry.name,
                          entry.expect_online, entry.expect_boot)

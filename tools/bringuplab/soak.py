@@ -21,7 +21,7 @@ Scenarios, each a list of boots with a verdict per boot:
 """
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional
 
 from . import initramfs, kernel, matrix, packages, report, tree
@@ -68,9 +68,15 @@ def random_entries(count: int, seed: int) -> List[Entry]:
                          profile, x2apic, tcg, parallel, ("cpus",), append,
                          expect_online=online))
     # APIC IDs above 255 (5 sockets of 17 cores: IDs up to 289) need
-    # x2APIC with interrupt remapping.
-    out.append(Entry("m-x2apic-ids-above-255", 170, "5x17x2", 1, "intel",
-                     True, timeout=2400))
+    # x2APIC with interrupt remapping. Half of the 20 vCPUs take the
+    # topology's last slots: all 170 slots present livelocked in the
+    # periodic tick under round-robin TCG on a slow host (soak of
+    # 2026-12-01, tests/logs/soak-rr170-periodic-tick-livelock.log).
+    for tcg in ("single", "multi"):
+        out.append(Entry(f"m-x2apic-ids-above-255-{tcg}", 20, "5x17x2", 1,
+                         "intel", True, tcg, high=10,
+                         dmesg=(r"Converting physical 4 to logical "
+                                r"package 1",)))
     return out
 
 
@@ -144,38 +150,67 @@ class Summary:
     hung: int
 
 
+SCENARIOS = ["matrix", "cmdline", "hotplug", "kexec", "suspend", "debug",
+             "faults"]
+
+
+def _pick(todo: Dict[str, List[Entry]], names: List[str],
+          repeat: int) -> Dict[str, List[Entry]]:
+    """Only the entries named, each `repeat` times, in their scenarios."""
+    known = {e.name for entries in todo.values() for e in entries}
+    for name in names:
+        if name not in known:
+            raise LabError(f"unknown soak entry '{name}' (see the names in "
+                           "soak/last*.md; matrix ones depend on --boots "
+                           "and --seed)")
+    return {scen: [replace(e, name=f"{e.name}#{i}" if repeat > 1 else e.name)
+                   for e in entries if e.name in names
+                   for i in range(1, repeat + 1)]
+            for scen, entries in todo.items()}
+
+
 def run(boots: int = 300, seed: int = 1,
-        only: Optional[List[str]] = None, jobs: int = 1) -> int:
-    scenarios = ["matrix", "cmdline", "hotplug", "kexec", "suspend",
-                 "debug", "faults"]
+        only: Optional[List[str]] = None, jobs: int = 1,
+        entries: Optional[List[str]] = None, repeat: int = 1) -> int:
     if jobs < 1:
         raise LabError(f"--jobs {jobs}: at least 1")
+    if repeat < 1 or (repeat > 1 and not entries):
+        raise LabError(f"--repeat {repeat}: at least 1, and more only with "
+                       "--entry")
     for name in only or []:
-        if name not in scenarios:
+        if name not in SCENARIOS:
             raise LabError(f"unknown scenario '{name}' (known: "
-                           f"{', '.join(scenarios)})")
+                           f"{', '.join(SCENARIOS)})")
+    todo: Dict[str, List[Entry]] = {
+        "matrix": random_entries(boots, seed), **fixed(),
+        "debug": [e for flavour in DEBUG_FLAVOURS
+                  for e in debug_entries(flavour)],
+        "faults": fault_entries()}
+    if entries:
+        todo = _pick(todo, entries, repeat)
     packages.ensure(list(packages.NEEDS))
     print("lab: soak: " + tree.create())
     image = kernel.build("guest")
     initrd = initramfs.build()
     with_kernel = initramfs.build(kernel=image)
     modes = bool(tree.series_files())
-    todo = {"matrix": random_entries(boots, seed), **fixed()}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     began = time.monotonic()
     sums: List[Summary] = []
     tables: List[str] = []
-    for name in scenarios:
-        if only and name not in only:
+    for name in SCENARIOS:
+        if (only and name not in only) or not todo[name]:
             continue
         if name == "debug":
             rows = []
             for flavour in DEBUG_FLAVOURS:
-                rows += matrix.run_entries(debug_entries(flavour),
-                                           kernel.build(flavour), initrd,
-                                           modes, jobs)
+                mine = [e for e in todo[name]
+                        if e.name.startswith(flavour + "-")]
+                if mine:
+                    rows += matrix.run_entries(mine, kernel.build(flavour),
+                                               initrd, modes, jobs)
         elif name == "faults":
-            rows = matrix.run_entries(fault_entries(), kernel.build("debug"),
+            rows = matrix.run_entries(todo[name], kernel.build("debug"),
                                       initrd, modes, jobs)
         else:
             rd = with_kernel if name == "kexec" else initrd
@@ -194,13 +229,17 @@ def run(boots: int = 300, seed: int = 1,
     tried = sum(s.tried for s in sums)
     bad = sum(s.failed + s.hung for s in sums)
     print(f"{tried - bad} passed, {bad} failed")
-    command = "make soak" if not only and boots == 300 and seed == 1 else (
+    whole = not only and not entries
+    command = "make soak" if whole and boots == 300 and seed == 1 else (
         f"tools/bringup soak --boots {boots} --seed {seed}"
-        + (f" --only {','.join(only)}" if only else ""))
+        + (f" --only {','.join(only)}" if only else "")
+        + "".join(f" --entry {e}" for e in entries or [])
+        + (f" --repeat {repeat}" if repeat > 1 else ""))
     RESULTS.mkdir(exist_ok=True)
-    # A run of some scenarios only does not overwrite the full run's record.
-    record = RESULTS / ("last.md" if not only
-                        else f"last-{'-'.join(only)}.md")
+    # A run of some scenarios or entries only does not overwrite the full
+    # run's record.
+    record = RESULTS / ("last.md" if whole else
+                        f"last-{'-'.join((only or []) + (entries or []))}.md")
     record.write_text(
         f"`{command}` ({jobs} at a time), {started}, "
         f"{(time.monotonic() - began) / 60:.0f} min, on a 2-core Debian 12 "
