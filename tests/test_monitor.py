@@ -44,7 +44,7 @@ def test_dump_asks_every_cpu_and_strips_the_terminal(tmp_path: Path):
     seen: List[str] = []
     sock = tmp_path / "hmp.sock"
     fake_hmp(sock, seen)
-    text = monitor.dump(sock, 2, timeout=10)
+    text = monitor.dump(sock, [0, 1], timeout=10)
     assert seen == ["info status", "info cpus", "info registers -a",
                     "cpu 0", "info lapic", "cpu 1", "info lapic"]
     assert "### info cpus\nanswer to info cpus\n" in text
@@ -53,7 +53,7 @@ def test_dump_asks_every_cpu_and_strips_the_terminal(tmp_path: Path):
 
 
 def test_dump_without_a_monitor_says_so_in_one_line(tmp_path: Path):
-    text = monitor.dump(tmp_path / "absent.sock", 4, timeout=1)
+    text = monitor.dump(tmp_path / "absent.sock", range(4), timeout=1)
     assert text.startswith("### monitor: unavailable:")
     assert text.count("\n") == 1
 

@@ -138,7 +138,7 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
             hang = watch(proc, log, spec)
             if hang:
                 state = log.with_suffix(".monitor")
-                state.write_text(monitor.dump(sock, spec.mach.cpus))
+                state.write_text(monitor.dump(sock, spec.mach.present()))
                 hang += f"; QEMU monitor state in {state}"
                 proc.kill()
                 proc.wait()

@@ -182,7 +182,9 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
         raise LabError(f"{slots} vCPUs: the lab's q35 machine allows at "
                        f"most {MAX_VCPUS}")
     if slots > nr_cpus:
-        raise LabError(f"{slots} vCPUs but the kernel has NR_CPUS={nr_cpus}")
+        raise LabError((f"topology {sockets}x{cores}x{threads} has {slots} "
+                        "CPU slots" if high else f"{cpus} vCPUs")
+                       + f" but the kernel has NR_CPUS={nr_cpus}")
     if numa < 1 or numa > 4 or numa > cpus:
         raise LabError(f"--numa {numa}: between 1 and min(4, cpus)")
     if (sockets * cores) % numa:

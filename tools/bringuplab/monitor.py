@@ -10,7 +10,7 @@ import re
 import socket
 import time
 from pathlib import Path
-from typing import List
+from typing import List, Sequence
 
 PROMPT = b"(qemu) "
 # HMP edits a line as a terminal would: it echoes what it is sent, one
@@ -24,11 +24,12 @@ def qemu_args(path: Path) -> List[str]:
     return ["-monitor", f"unix:{path},server=on,wait=off"]
 
 
-def commands(cpus: int) -> List[str]:
-    """What to ask: run state, every vCPU's registers, every local APIC
-    (HMP's `info lapic` reads the monitor's current CPU)."""
+def commands(cpus: Sequence[int]) -> List[str]:
+    """What to ask: run state, every vCPU's registers, the local APIC of
+    each of `cpus`, QEMU's CPU indexes (HMP's `info lapic` reads the
+    monitor's current CPU)."""
     cmds = ["info status", "info cpus", "info registers -a"]
-    for cpu in range(cpus):
+    for cpu in cpus:
         cmds += [f"cpu {cpu}", "info lapic"]
     return cmds
 
@@ -52,7 +53,7 @@ def _read_prompt(sock: socket.socket, deadline: float) -> bytes:
     return data
 
 
-def dump(path: Path, cpus: int, timeout: float = 30.0) -> str:
+def dump(path: Path, cpus: Sequence[int], timeout: float = 30.0) -> str:
     """The answers to commands(cpus), as text; a one-line reason instead
     if the monitor cannot be reached."""
     deadline = time.monotonic() + timeout

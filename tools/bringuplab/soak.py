@@ -188,6 +188,8 @@ def run(boots: int = 300, seed: int = 1,
         "faults": fault_entries()}
     if entries:
         todo = _pick(todo, entries, repeat)
+        if not any(todo[scen] for scen in only or SCENARIOS):
+            raise LabError("no --entry is in the --only scenarios")
     packages.ensure(list(packages.NEEDS))
     print("lab: soak: " + tree.create())
     image = kernel.build("guest")
@@ -238,8 +240,8 @@ def run(boots: int = 300, seed: int = 1,
     RESULTS.mkdir(exist_ok=True)
     # A run of some scenarios or entries only does not overwrite the full
     # run's record.
-    record = RESULTS / ("last.md" if whole else
-                        f"last-{'-'.join((only or []) + (entries or []))}.md")
+    record = RESULTS / ("last.md" if whole else "last-entries.md" if entries
+                        else f"last-{'-'.join(only or [])}.md")
     record.write_text(
         f"`{command}` ({jobs} at a time), {started}, "
         f"{(time.monotonic() - began) / 60:.0f} min, on a 2-core Debian 12 "
