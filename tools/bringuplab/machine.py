@@ -164,9 +164,6 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
         raise LabError(f"unknown TCG mode '{tcg}' (single or multi)")
     if cpus < 1:
         raise LabError("--cpus must be at least 1")
-    if cpus > MAX_VCPUS:
-        raise LabError(f"{cpus} vCPUs: the lab's q35 machine allows at "
-                       f"most {MAX_VCPUS}")
     sockets, cores, threads = (parse_topology(topology) if topology
                                else (cpus, 1, 1))
     slots = sockets * cores * threads
@@ -178,13 +175,14 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
                        f"--cpus {cpus} at most the topology's {slots}")
     if high and numa > 1:
         raise LabError("--high needs --numa 1")
+    # Cold-plugged or not, every slot is a CPU to QEMU and to the guest.
+    what = (f"topology {sockets}x{cores}x{threads} has {slots} CPU slots"
+            if high else f"{cpus} vCPUs")
     if slots > MAX_VCPUS:
-        raise LabError(f"{slots} vCPUs: the lab's q35 machine allows at "
-                       f"most {MAX_VCPUS}")
+        raise LabError(f"{what}: the lab's q35 machine allows at most "
+                       f"{MAX_VCPUS}")
     if slots > nr_cpus:
-        raise LabError((f"topology {sockets}x{cores}x{threads} has {slots} "
-                        "CPU slots" if high else f"{cpus} vCPUs")
-                       + f" but the kernel has NR_CPUS={nr_cpus}")
+        raise LabError(f"{what} but the kernel has NR_CPUS={nr_cpus}")
     if numa < 1 or numa > 4 or numa > cpus:
         raise LabError(f"--numa {numa}: between 1 and min(4, cpus)")
     if (sockets * cores) % numa:
