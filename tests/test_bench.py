@@ -105,3 +105,19 @@ def test_pair_table_divides_boots_of_the_same_rep():
     # a failed boot leaves its rep out of the ratios it is part of
     assert len(lines) == 3
     assert lines[2].split()[-3:] == ["0.40", "0.40-0.50", "3"]
+
+
+def test_pick_variants_keeps_the_bench_order():
+    picked = bench.pick_variants("upstream-parallel, ours-parallel")
+    assert [var.name for var in picked] == ["ours-parallel",
+                                            "upstream-parallel"]
+    assert bench.pick_variants(None) == bench.VARIANTS
+
+
+def test_command_names_a_subset_of_variants():
+    assert bench.command("quick", 3) == "make bench"
+    assert bench.command("quick", 3, list(bench.VARIANTS)) == "make bench"
+    subset = bench.pick_variants("ours-parallel,ours-serial")
+    assert bench.command("rr64", 7, subset) == (
+        "tools/bringup bench --suite rr64 --reps 7 "
+        "--variants ours-parallel,ours-serial")

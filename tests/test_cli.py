@@ -29,6 +29,9 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["kernel", "--to", "3"], "--from and --to need --each"),
     (["kernel", "--each", "--from", "5", "--to", "4"],
      "--to 4: before --from 5"),
+    (["bench", "--suite", "huge"], "unknown suite 'huge'"),
+    (["bench", "--variants", "ours-parallel,fast"], "unknown variant 'fast'"),
+    (["bench", "--variants", ","], "--variants names no variant"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_one_line_error(args, message):

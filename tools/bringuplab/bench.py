@@ -37,6 +37,24 @@ VARIANTS = [Variant("ours-parallel", "ours", "bringup_timing"),
             Variant("base-serial", "base", "")]
 
 
+def pick_variants(names: Optional[str]) -> List[Variant]:
+    """The variants a comma list names, in the order of VARIANTS; all of
+    them for None. Fewer variants mean more reps in the same time for
+    the ratios that matter (e.g. issue 4's, which need no upstream
+    serial mode, the slowest boot of all)."""
+    if names is None:
+        return list(VARIANTS)
+    wanted = {name.strip() for name in names.split(",") if name.strip()}
+    known = {var.name for var in VARIANTS}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise LabError(f"unknown variant '{unknown[0]}' (known: "
+                       f"{', '.join(var.name for var in VARIANTS)})")
+    if not wanted:
+        raise LabError("--variants names no variant")
+    return [var for var in VARIANTS if var.name in wanted]
+
+
 @dataclass(frozen=True)
 class Setup:
     cpus: int
@@ -92,25 +110,39 @@ class Sample:
         return hostcpu.HostCpu(self.host_wall_ms, self.host_vcpu_ms).busy
 
 
-def run_suite(suite: str, reps: int) -> List[Sample]:
+def check_suite(suite: str, reps: int) -> None:
     if suite not in SUITES:
         raise LabError(f"unknown suite '{suite}' (known: "
                        f"{', '.join(SUITES)})")
     if reps < 1:
         raise LabError("--reps must be at least 1")
-    print("lab: bench: " + tree.create())
+
+
+def _build(which: str) -> Path:
+    """The bzImage of one of the kernels a variant names."""
+    if which == "ours":
+        return kernel.build("guest")
+    if which == "upstream":
+        return upstream.build()
     base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
-    kernels = {"ours": kernel.build("guest"), "upstream": upstream.build(),
-               "base": kernel.build("guest", base_tree,
-                                    BUILD / "bench" / "out-base-guest",
-                                    tag="-base")}
+    return kernel.build("guest", base_tree, BUILD / "bench" / "out-base-guest",
+                        tag="-base")
+
+
+def run_suite(suite: str, reps: int,
+              variants: Optional[List[Variant]] = None) -> List[Sample]:
+    check_suite(suite, reps)
+    variants = list(VARIANTS) if variants is None else variants
+    print("lab: bench: " + tree.create())
+    kernels = {which: _build(which)
+               for which in dict.fromkeys(var.kernel for var in variants)}
     initrd = initramfs.build()
     samples: List[Sample] = []
     for rep in range(1, reps + 1):
         for setup in SUITES[suite]:
             mach = machmod.make(setup.cpus, setup.topology, setup.numa,
                                 setup.profile, None, setup.tcg)
-            for var in VARIANTS:
+            for var in variants:
                 spec = boot.BootSpec(mach, kernels[var.kernel], initrd,
                                      var.append, ["cpus"],
                                      label=f"bench-{var.name}-{setup.cpus}",
@@ -331,13 +363,17 @@ def plot(samples: List[Sample], stats: Dict[str, Dict[str, dict]],
     return png
 
 
-def _command(suite: str, reps: int) -> str:
+def command(suite: str, reps: int,
+            variants: Optional[List[Variant]] = None) -> str:
     """The command that reruns this suite."""
-    if suite == "quick" and reps == 3:
+    subset = variants is not None and len(variants) < len(VARIANTS)
+    if suite == "quick" and reps == 3 and not subset:
         return "make bench"
-    if suite == "full" and reps == 3:
+    if suite == "full" and reps == 3 and not subset:
         return "make bench-full"
-    return f"tools/bringup bench --suite {suite} --reps {reps}"
+    return (f"tools/bringup bench --suite {suite} --reps {reps}"
+            + (" --variants " + ",".join(var.name for var in variants or [])
+               if subset else ""))
 
 
 def load(path: Path) -> List[Sample]:
@@ -368,9 +404,10 @@ def render_saved(path: Path) -> int:
     return 0
 
 
-def run(suite: str = "quick", reps: int = 3) -> int:
+def run(suite: str = "quick", reps: int = 3,
+        variants: Optional[List[Variant]] = None) -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    samples = run_suite(suite, reps)
+    samples = run_suite(suite, reps, variants)
     stats = medians(samples)
     host = render(stats, "host")
     print("by the host's clock:\n" + host)
@@ -390,11 +427,11 @@ def run(suite: str = "quick", reps: int = 3) -> int:
     raw.write_text(json.dumps([asdict(s) for s in samples], indent=1))
     (RESULTS / f"{suite}.json").write_text(json.dumps(
         {"date": started, "suite": suite, "reps": reps,
-         "stats": stats, "samples": [asdict(s) for s in samples]},
+         "command": command(suite, reps, variants), "stats": stats, "samples": [asdict(s) for s in samples]},
         indent=1))
     png = plot(samples, stats, RESULTS / f"{suite}.png")
     (RESULTS / f"{suite}.md").write_text(
-        f"`{_command(suite, reps)}` "
+        f"`{command(suite, reps, variants)}` "
         f"({suite}, {reps} boots each, interleaved), {started}, "
         f"on a 2-core Debian 12 machine, QEMU TCG.\n\n{HOST_CLOCK_NOTE}"
         f"\n\n```\n{host}\n```\n\n{GUEST_CLOCK_NOTE}\n\n"

@@ -141,10 +141,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     if args.render:
         return bench.render_saved(Path(args.render))
-    if args.suite not in bench.SUITES:
-        raise LabError(f"unknown suite '{args.suite}' (quick or full)")
+    bench.check_suite(args.suite, args.reps)
+    variants = bench.pick_variants(args.variants)
     packages.ensure(list(packages.NEEDS))
-    return bench.run(args.suite, args.reps)
+    return bench.run(args.suite, args.reps, variants)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -267,8 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("checkpatch", help="checkpatch.pl --strict every patch")
     sub.add_parser("demo", help="32 vCPUs, default vs cpuhp.parallel=0")
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
-    p.add_argument("--suite", default="quick", help="quick or full")
+    p.add_argument("--suite", default="quick", help="quick, full or rr64")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--variants", metavar="LIST", help="comma list of the "
+                   "kernels and modes to boot (default: all five), e.g. "
+                   "ours-parallel,ours-serial,upstream-parallel")
     p.add_argument("--render", metavar="JSON", help="print the tables of "
                    "a saved bench again (e.g. from git show "
                    "REV:bench/quick.json), by both clocks; boots nothing")
