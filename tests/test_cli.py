@@ -340,3 +340,40 @@ def test_tschide_log_passes_and_the_all_cpu_catch_does_not():
     warp = logs / "fault-tscwarp-cpu6-8.log"
     missing = matrix.missing_lines(entry.dmesg, str(warp))
     assert any("not compared" in m for m in missing)
+
+
+def test_tsclate_entry_wants_no_answer_and_no_measurement():
+    """A CPU hidden from the all-CPU test and late for the IPI of its
+    point-to-point test: the control CPU must give up on it, turn the
+    TSC off for want of an answer and measure nothing; after a serial
+    bringup the fault is a plain warp."""
+    from bringuplab import matrix
+    par = matrix.fault("tsclate", 6)
+    ser = matrix.fault("tsclate", 6, parallel=False)
+    assert "smpboot_fault=tsclate:6" in par.append
+    assert par.plan == ("cpus", "hotplug") and par.expect_online is None
+    assert any("no answer" in p and "CPU#6" in p for p in par.dmesg)
+    assert par.absent == matrix.TSCLATE_ABSENT
+    assert ser.dmesg == matrix.fault("tscwarp", 6, parallel=False).dmesg
+    assert ser.absent == ()
+
+
+def test_tsclate_log_passes_and_the_tschide_log_does_not():
+    """The debug kernel's boot with smpboot_fault=tsclate:3 passes its
+    entry: one CPU not compared, its point-to-point test unanswered for
+    a second, the TSC turned off without a measurement. The tschide
+    boot, whose CPU answered and whose warp was measured, does not."""
+    from bringuplab import matrix, parse
+    logs = Path(__file__).parent / "logs"
+    entry = matrix.fault("tsclate", 3)
+    path = logs / "fault-tsclate-cpu3-8.log"
+    assert matrix.missing_lines(entry.dmesg, str(path)) == []
+    assert matrix.present_lines(entry.absent, str(path)) == []
+    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
+    matrix.excuse_expected(entry, res)
+    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
+    hide = str(logs / "fault-tschide-cpu6-8.log")
+    late6 = matrix.fault("tsclate", 6)
+    assert any("no answer" in m for m in matrix.missing_lines(late6.dmesg,
+                                                              hide))
+    assert matrix.present_lines(late6.absent, hide) != []

@@ -57,6 +57,7 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "noclaim": (r"\d+ AP\(s\) found no CPU number to claim",),
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
     "tschide": (),            # the same, and hidden from the all-CPU test
+    "tsclate": (),            # the same, and late for its own test's IPI
 }
 
 # A CPU refused its number must give up the real-mode stack lock itself:
@@ -88,6 +89,21 @@ TSCHIDE_LINES = {
     False: TSCWARP_LINES[False],
 }
 
+# With "tsclate" the CPU left out also takes the IPI of its point-to-point
+# test only once the control CPU has given up on it: the TSC must go off
+# for want of an answer, with no measurement, and the boot must go on
+# (a control CPU which never gave up would hang it). After a serial
+# bringup it is tscwarp.
+TSCLATE_LINES = {
+    True: (TSCHIDE_LINES[True][0],
+           # %pe: the name needs CONFIG_SYMBOLIC_ERRNAME, else the number
+           r"TSC synchronization \[CPU#\d+ -> CPU#{cpu}\]: no answer "
+           r"\((-ETIMEDOUT|-110)\), turning off TSC clock",
+           r"Marking TSC unstable due to check_tsc_sync_source: no answer"),
+    False: TSCWARP_LINES[False],
+}
+TSCLATE_ABSENT = (r"Measured \d+ cycles TSC warp between CPUs",)
+
 
 def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
           parallel: bool = True, x2apic: Optional[bool] = None) -> Entry:
@@ -96,16 +112,19 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
     the CPU, and onlining it later must fail cleanly. With "tscwarp" the
     CPU comes up, but the TSC test must catch its TSC behind; with
     "tschide" only the point-to-point test of the CPUs the all-CPU test
-    could not compare may."""
+    could not compare may; with "tsclate" that test gets no answer."""
     if kind not in FAULT_LINES:
         raise LabError(f"unknown fault '{kind}' (known: "
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu}"
     absent: Tuple[str, ...] = ()
-    if kind in ("tscwarp", "tschide"):
+    if kind in ("tscwarp", "tschide", "tsclate"):
         plan, online = ("cpus", "hotplug"), None
-        lines = (TSCWARP_LINES if kind == "tscwarp" else TSCHIDE_LINES)
+        lines = {"tscwarp": TSCWARP_LINES, "tschide": TSCHIDE_LINES,
+                 "tsclate": TSCLATE_LINES}[kind]
         dmesg = tuple(p.format(cpu=cpu) for p in lines[parallel])
+        if kind == "tsclate" and parallel:
+            absent = TSCLATE_ABSENT
     elif kind == "noclaim" and not parallel:
         # A serial bringup hands the AP its stack: the CPU comes up
         plan, online, dmesg = ("cpus", "hotplug"), None, ()
@@ -196,7 +215,10 @@ MATRICES: Dict[str, List[Entry]] = {
               fault("tscwarp", 6, 8, "single"),
               # The same CPU left out of the all-CPU test: the test of
               # the CPUs it could not compare must catch it.
-              fault("tschide", 6, 8, "single")],
+              fault("tschide", 6, 8, "single"),
+              # ... and late for the IPI of that test: the control CPU
+              # must give up on it, and turn the TSC off.
+              fault("tsclate", 6, 8, "single")],
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
     # every CPU, both TCG modes, both bringup modes.
     "kasan": [Entry("kasan-16-multi", 16, "2x4x2", numa=2, tcg="multi",
