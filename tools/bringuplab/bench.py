@@ -427,7 +427,8 @@ def run(suite: str = "quick", reps: int = 3,
     raw.write_text(json.dumps([asdict(s) for s in samples], indent=1))
     (RESULTS / f"{suite}.json").write_text(json.dumps(
         {"date": started, "suite": suite, "reps": reps,
-         "command": command(suite, reps, variants), "stats": stats, "samples": [asdict(s) for s in samples]},
+         "command": command(suite, reps, variants), "stats": stats,
+         "samples": [asdict(s) for s in samples]},
         indent=1))
     png = plot(samples, stats, RESULTS / f"{suite}.png")
     (RESULTS / f"{suite}.md").write_text(
