@@ -41,3 +41,10 @@ def test_arm_names():
     assert compare.arm_name("  ") == "default"
     assert compare.arm_name("cpuhp.parallel_window=1") == \
         "cpuhp.parallel_window=1"
+
+
+def test_config_flavours_are_checked_before_a_build():
+    assert compare.config_names(["hz100", "hz1000"]) == ["hz100", "hz1000"]
+    for bad in (["guest"], ["nosmp"], ["huge"], ["hz100", "hz100"]):
+        with pytest.raises(LabError):
+            compare.config_names(bad)

@@ -153,10 +153,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     without = [compare.patch_number(n, count) for n in args.without or []]
     if args.reps < 1:
         raise LabError("--reps must be at least 1")
+    configs = compare.config_names(args.config or [])
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg)
     packages.ensure(["kernel", "boot", "initramfs"])
-    return compare.run(mach, args.append or [], without, args.reps)
+    return compare.run(mach, args.append or [], without, args.reps,
+                       configs)
 
 
 def cmd_states(args: argparse.Namespace) -> int:
@@ -288,6 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--without", action="append", metavar="N",
                    help="an arm: the series without patch N, booted with "
                    "the first --append (repeat)")
+    p.add_argument("--config", action="append", metavar="FLAVOUR",
+                   help="arms: the series built with this config flavour "
+                   "(e.g. hz100, hz1000), booted with every --append "
+                   "(repeat)")
     p.add_argument("--reps", type=int, default=3)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")

@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import List
 
-from . import bench, boot, initramfs, kernel, machine as machmod, report
+from . import bench, boot, initramfs, kconfig, kernel, report
+from . import machine as machmod
 from . import tree, worktree
 from .errors import LabError
 from .paths import BUILD
@@ -63,15 +64,36 @@ def without_kernel(number: int) -> Path:
                         tag=f"-without-{number}")
 
 
-def arms(appends: List[str], without: List[int]) -> List[Arm]:
-    """Arms for each --append (our kernel) and each --without (the series
-    less that patch, booted with the first --append)."""
+def config_names(configs: List[str]) -> List[str]:
+    """The --config flavours, checked before anything is built."""
+    for name in configs:
+        if name == "guest":
+            raise LabError("--config guest: the default arms are already "
+                           "that kernel")
+        if name == "nosmp":
+            raise LabError("--config nosmp: a compile-only flavour, it "
+                           "does not boot the machine's CPUs")
+        kconfig.flavour(name)
+    if len(set(configs)) != len(configs):
+        raise LabError("--config: the same flavour twice")
+    return configs
+
+
+def arms(appends: List[str], without: List[int],
+         configs: List[str] = ()) -> List[Arm]:
+    """Arms for each --append (our kernel), each --without (the series
+    less that patch, booted with the first --append) and each --config
+    (our series built with that flavour, booted with every --append)."""
     if not appends:
         appends = [""]
     if len(set(map(arm_name, appends))) != len(appends):
         raise LabError("--append: the same command line twice")
+    config_names(list(configs))
     ours = kernel.build("guest")
     out = [Arm(arm_name(a), a, ours) for a in appends]
+    for flav in configs:
+        image = kernel.build(flav)
+        out += [Arm(f"{flav} {arm_name(a)}", a, image) for a in appends]
     for number in without:
         out.append(Arm(f"without-{number}", appends[0],
                        without_kernel(number)))
@@ -115,11 +137,12 @@ def render(samples: List[bench.Sample], names: List[str]) -> str:
 
 
 def run(mach: machmod.Machine, appends: List[str], without: List[int],
-        reps: int) -> int:
+        reps: int, configs: List[str] = ()) -> int:
     if reps < 1:
         raise LabError("--reps must be at least 1")
+    config_names(list(configs))
     print("lab: compare: " + tree.create())
-    todo = arms(appends, without)
+    todo = arms(appends, without, configs)
     initrd = initramfs.build()
     name = machine_name(mach)
     samples: List[bench.Sample] = []

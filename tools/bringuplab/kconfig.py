@@ -29,6 +29,10 @@ FLAVOURS: Dict[str, Flavour] = {
     # flavour's own fragment is verified. On x86 HOTPLUG_CPU is
     # `def_bool y` on SMP, so this is also the HOTPLUG_CPU=n build.
     "nosmp": Flavour(("qemu-guest", "nosmp"), ("nosmp",)),
+    # The tick rate, for what the periodic tick of the CPUs already
+    # online costs a round-robin boot (`compare --config`).
+    "hz100": Flavour(("qemu-guest", "hz100"), ("qemu-guest", "hz100")),
+    "hz1000": Flavour(("qemu-guest", "hz1000"), ("qemu-guest", "hz1000")),
 }
 
 
