@@ -9,7 +9,8 @@ def sample(arm: str, rep: int, host: float, phases: dict,
            verdict: str = "pass") -> bench.Sample:
     return bench.Sample("64=2x16x2 numa2 single intel", 64, "single",
                         "intel", arm, rep, verdict, host, "parallel", "",
-                        phases, host_wall_ms=host)
+                        phases, host_wall_ms=host,
+                        post_bringup_ms=host * 10)
 
 
 def test_ratios_against_the_first_arm_by_median_and_per_rep():
@@ -21,10 +22,10 @@ def test_ratios_against_the_first_arm_by_median_and_per_rep():
                sample("w1", 3, 1.0, {}, "hang")]
     rows = compare.ratio_rows(samples, ["default", "w1"])
     assert rows[0][1:] == ["200.0", "100.0-300.0", "3", "1.00",
-                           "1.00 (1.00-1.00)"]
+                           "1.00 (1.00-1.00)", "2000.0 (1000.0-3000.0)"]
     # the hung boot counts as failed and drops out of its rep's pair
     assert rows[1][1:] == ["225.0", "150.0-300.0", "2 (1 failed)", "1.12",
-                           "1.25 (1.00-1.50)"]
+                           "1.25 (1.00-1.50)", "2250.0 (1500.0-3000.0)"]
     text = compare.render(samples, ["default", "w1"])
     assert "x default" in text.splitlines()[0]
     assert "kick" in text

@@ -411,3 +411,23 @@ def test_topology_unchecked_without_a_machine():
     """A log read without its machine (states_report, old test logs)."""
     res = parse.parse(load("series-intel-16-parallel.log"), 16)
     assert res.topology_each == [] and res.verdict == "pass"
+
+
+def test_post_bringup_is_the_guest_time_to_the_first_clocksource_switch():
+    res = parse.parse(load("fault-tschide-cpu6-8.log"), 8)
+    assert res.post_bringup_ms == pytest.approx(5272.542 - 1529.200)
+    # no "smp: Brought up": nothing to measure from
+    assert parse.post_bringup("[ 1.0] clocksource: Switched to "
+                              "clocksource tsc\n", None) is None
+
+
+def test_idle_cpus_with_a_periodic_tick_slow_the_boot_cpu_under_rr_tcg():
+    """The same 64-vCPU round-robin machine and initcalls, 2026-12-02:
+    with maxcpus=1 the boot CPU ran them in 0.37 s of guest time; with
+    63 APs online and idle, at HZ=250 before NOHZ can start, 21 s."""
+    alone = parse.parse(load("rr64-maxcpus1-post-bringup.log"), 64)
+    crowd = parse.parse(load("rr64-tick-post-bringup-slow.log"), 64)
+    assert alone.cpus_brought_up == 1 and crowd.cpus_brought_up == 64
+    assert crowd.verdict == "pass", crowd.reasons
+    assert alone.post_bringup_ms < 500
+    assert crowd.post_bringup_ms > 40 * alone.post_bringup_ms

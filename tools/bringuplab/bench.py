@@ -102,6 +102,7 @@ class Sample:
     host_wall_ms: Optional[float] = None
     host_vcpu_ms: Optional[float] = None
     kick_total_us: Optional[int] = None
+    post_bringup_ms: Optional[float] = None
 
     @property
     def host_busy(self) -> Optional[float]:
@@ -153,7 +154,8 @@ def run_suite(suite: str, reps: int,
                                       res.verdict, res.bringup_ms, res.mode,
                                       res.log, dict(res.phases_us),
                                       res.host_wall_ms, res.host_vcpu_ms,
-                                      res.kick_total_us))
+                                      res.kick_total_us,
+                                      res.post_bringup_ms))
     return samples
 
 

@@ -3,6 +3,7 @@ less one patch, booted in turn (A B C A B C ...) and compared by the host's
 clock and the series' per-phase report. What a changelog quotes when it
 says what a patch saved."""
 import json
+import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -100,10 +101,23 @@ def arms(appends: List[str], without: List[int],
     return out
 
 
+def post_bringup(samples: List[bench.Sample], name: str) -> str:
+    """Median and range of an arm's passing boots' post_bringup_ms (the
+    guest's initcalls after the bringup, parse.CLOCKSOURCE_SWITCH)."""
+    values = [s.post_bringup_ms for s in samples
+              if s.variant == name and s.verdict == "pass"
+              and s.post_bringup_ms is not None]
+    if not values:
+        return "-"
+    return (f"{report.fmt_ms(statistics.median(values))} "
+            f"({report.fmt_ms(min(values))}-{report.fmt_ms(max(values))})")
+
+
 def ratio_rows(samples: List[bench.Sample], names: List[str]
                ) -> List[List[str]]:
     """Each arm against the first: ratio of medians and the median (and
-    range) of the ratios within a rep, by the host's clock."""
+    range) of the ratios within a rep, by the host's clock; then the
+    guest's time after the bringup."""
     setup = samples[0].setup if samples else ""
     cells = bench.medians(samples).get(setup, {})
     first = cells.get(names[0], {}).get("host_median")
@@ -120,7 +134,7 @@ def ratio_rows(samples: List[bench.Sample], names: List[str]
                                           if cell.get("failed") else ""),
             f"{med / first:.2f}" if med and first else "-",
             "{} ({})".format(*bench.fmt_ratios(ratios)) if ratios
-            else "-"])
+            else "-", post_bringup(samples, name)])
     return rows
 
 
@@ -128,8 +142,12 @@ def render(samples: List[bench.Sample], names: List[str]) -> str:
     """The host-clock table, then the per-phase medians."""
     text = report.table(
         ["arm", "median ms", "min-max", "boots", f"x {names[0]}",
-         "per rep x (range)"], ratio_rows(samples, names))
+         "per rep x (range)", "after ms (range)"],
+        ratio_rows(samples, names))
     phase = bench.phase_table(samples)
+    text += ("\n\nafter ms: guest time from the end of the bringup to "
+             "the first clocksource switch, initcalls of the boot CPU "
+             "while the APs idle with a periodic tick")
     return text + ("\n\nper-phase medians, ms (bringup_timing; ap-* "
                    f"summed over APs; {bench.PRE_KICK}: host clock less "
                    "the report's time from the first kick):\n" + phase
@@ -156,7 +174,7 @@ def run(mach: machmod.Machine, appends: List[str], without: List[int],
                 name, mach.cpus, mach.tcg, mach.profile, arm.name, rep,
                 res.verdict, res.bringup_ms, res.mode, res.log,
                 dict(res.phases_us), res.host_wall_ms, res.host_vcpu_ms,
-                res.kick_total_us))
+                res.kick_total_us, res.post_bringup_ms))
     names = [a.name for a in todo]
     print(f"\n{name}, {reps} boots each, interleaved, by the host's "
           "clock:\n" + render(samples, names))

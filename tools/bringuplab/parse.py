@@ -21,6 +21,14 @@ PHASE = re.compile(r"smpboot: bringup timing: ([a-z][a-z-]*)\s+(\d+) us",
 # first kick" (TSC time from the first kick to the report).
 KICK_TOTAL = re.compile(r"smpboot: bringup timing: \d+ APs?, (\d+) us from "
                         r"the first kick", re.M)
+# The first clocksource switch (fs_initcall, clocksource_done_booting()).
+# From the end of the bringup to it the boot CPU runs initcalls alone
+# while every AP idles, and until then the APs' tick is periodic: no
+# clocksource valid for high resolution, so no NOHZ. Under round-robin
+# TCG those ticks are emulated on the boot CPU's host thread; this
+# interval shows what they cost it.
+CLOCKSOURCE_SWITCH = re.compile(
+    _TS + r".*clocksource: Switched to clocksource ", re.M)
 MODE_REASON = re.compile(r"parallel bringup disabled: (.*?)\s*$", re.M)
 # "Setting" when the firmware already handed over in x2APIC mode
 APIC_MODE = re.compile(
@@ -109,6 +117,9 @@ class BootResult:
     offline_stale: List[str] = field(default_factory=list)
     phases_us: Dict[str, int] = field(default_factory=dict)
     kick_total_us: Optional[int] = None
+    # Guest ms from "smp: Brought up" to the first clocksource switch
+    # after it (CLOCKSOURCE_SWITCH); None if either is missing.
+    post_bringup_ms: Optional[float] = None
     # Per "cpus" line: the guest's check of the topology masks ("ok",
     # or the first CPU:mask that disagrees with the IDs) and the
     # packages, cores and threads per core it counted.
@@ -123,6 +134,18 @@ class BootResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def post_bringup(text: str, end: Optional["re.Match[str]"]
+                 ) -> Optional[float]:
+    """Guest ms from the end of the bringup (`end`, a BRINGUP_END match)
+    to the first clocksource switch after it."""
+    if not end:
+        return None
+    switch = CLOCKSOURCE_SWITCH.search(text, end.end())
+    if not switch:
+        return None
+    return round((float(switch.group(1)) - float(end.group(1))) * 1000.0, 3)
 
 
 def refused(reason: str, expected: int, log: str) -> BootResult:
@@ -257,6 +280,7 @@ def parse(text: str, cpus_expected: int, timed_out: bool = False,
     if start and end:
         res.bringup_ms = round((res.bringup_end - res.bringup_start)
                                * 1000.0, 3)
+    res.post_bringup_ms = post_bringup(text, end)
     res.reasons = judge(res, timed_out, plan or ["cpus"],
                         cpus_expected if boot_expected is None
                         else boot_expected)
