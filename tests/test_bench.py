@@ -121,3 +121,11 @@ def test_command_names_a_subset_of_variants():
     assert bench.command("rr64", 7, subset) == (
         "tools/bringup bench --suite rr64 --reps 7 "
         "--variants ours-parallel,ours-serial")
+
+
+def test_a_subset_run_gets_files_of_its_own():
+    assert bench.result_stem("quick") == "quick"
+    assert bench.result_stem("quick", list(bench.VARIANTS)) == "quick"
+    subset = bench.pick_variants("ours-serial,ours-parallel")
+    assert bench.result_stem("rr64", subset) == (
+        "rr64+ours-parallel+ours-serial")

@@ -378,6 +378,16 @@ def command(suite: str, reps: int,
                if subset else ""))
 
 
+def result_stem(suite: str, variants: Optional[List[Variant]] = None
+                ) -> str:
+    """The name of a run's files in bench/: the suite's own for every
+    variant, the suite and the variants' names for a subset, so that a
+    subset run does not replace the record of the last full one."""
+    if variants is None or len(variants) == len(VARIANTS):
+        return suite
+    return "+".join([suite] + [var.name for var in variants])
+
+
 def load(path: Path) -> List[Sample]:
     """The samples of a bench's JSON (bench/SUITE.json or the raw file)."""
     try:
@@ -427,13 +437,14 @@ def run(suite: str = "quick", reps: int = 3,
     (BUILD / "bench").mkdir(parents=True, exist_ok=True)
     raw = BUILD / "bench" / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     raw.write_text(json.dumps([asdict(s) for s in samples], indent=1))
-    (RESULTS / f"{suite}.json").write_text(json.dumps(
+    stem = result_stem(suite, variants)
+    (RESULTS / f"{stem}.json").write_text(json.dumps(
         {"date": started, "suite": suite, "reps": reps,
          "command": command(suite, reps, variants), "stats": stats,
          "samples": [asdict(s) for s in samples]},
         indent=1))
-    png = plot(samples, stats, RESULTS / f"{suite}.png")
-    (RESULTS / f"{suite}.md").write_text(
+    png = plot(samples, stats, RESULTS / f"{stem}.png")
+    (RESULTS / f"{stem}.md").write_text(
         f"`{command(suite, reps, variants)}` "
         f"({suite}, {reps} boots each, interleaved), {started}, "
         f"on a 2-core Debian 12 machine, QEMU TCG.\n\n{HOST_CLOCK_NOTE}"
@@ -451,7 +462,7 @@ def run(suite: str = "quick", reps: int = 3,
            f"report's time from the first kick: the PREPARE states of all "
            f"CPUs in parallel mode, of CPU 1 in serial mode):"
            f"\n\n```\n{phase}\n```\n" if phase else ""))
-    print(f"lab: bench: raw {raw}, table {RESULTS / (suite + '.md')}"
+    print(f"lab: bench: raw {raw}, table {RESULTS / (stem + '.md')}"
           + (f", plot {png}" if png else ""))
     failed = sum(s.verdict != "pass" for s in samples)
     return 1 if failed else 0
