@@ -7,7 +7,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import List
+from typing import List, Sequence
 
 from . import bench, boot, initramfs, kconfig, kernel, report
 from . import machine as machmod
@@ -81,7 +81,7 @@ def config_names(configs: List[str]) -> List[str]:
 
 
 def arms(appends: List[str], without: List[int],
-         configs: List[str] = ()) -> List[Arm]:
+         configs: Sequence[str] = ()) -> List[Arm]:
     """Arms for each --append (our kernel), each --without (the series
     less that patch, booted with the first --append) and each --config
     (our series built with that flavour, booted with every --append)."""
@@ -155,7 +155,7 @@ def render(samples: List[bench.Sample], names: List[str]) -> str:
 
 
 def run(mach: machmod.Machine, appends: List[str], without: List[int],
-        reps: int, configs: List[str] = ()) -> int:
+        reps: int, configs: Sequence[str] = ()) -> int:
     if reps < 1:
         raise LabError("--reps must be at least 1")
     config_names(list(configs))
