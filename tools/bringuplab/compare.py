@@ -66,7 +66,8 @@ def without_kernel(number: int) -> Path:
 
 
 def config_names(configs: List[str]) -> List[str]:
-    """The --config flavours, checked before anything is built."""
+    """The --config flavours, checked by the command line before
+    anything is built or installed."""
     for name in configs:
         if name == "guest":
             raise LabError("--config guest: the default arms are already "
@@ -89,7 +90,6 @@ def arms(appends: List[str], without: List[int],
         appends = [""]
     if len(set(map(arm_name, appends))) != len(appends):
         raise LabError("--append: the same command line twice")
-    config_names(list(configs))
     ours = kernel.build("guest")
     out = [Arm(arm_name(a), a, ours) for a in appends]
     for flav in configs:
@@ -158,7 +158,6 @@ def run(mach: machmod.Machine, appends: List[str], without: List[int],
         reps: int, configs: Sequence[str] = ()) -> int:
     if reps < 1:
         raise LabError("--reps must be at least 1")
-    config_names(list(configs))
     print("lab: compare: " + tree.create())
     todo = arms(appends, without, configs)
     initrd = initramfs.build()
