@@ -20,9 +20,10 @@ kernel: tree
 debug-kernel: tree
 	$(BRINGUP) kernel --config debug
 
-# Compile-test every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs.
+# Build every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs, and
+# boot each guest kernel on 8 vCPUs in both bringup modes.
 bisect: tree
-	$(BRINGUP) kernel --each --config guest,nosmp
+	$(BRINGUP) kernel --each --boot --config guest,nosmp
 
 initramfs:
 	$(BRINGUP) initramfs

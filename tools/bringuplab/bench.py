@@ -18,6 +18,9 @@ from .errors import LabError
 from .paths import BUILD, ROOT
 
 RESULTS = ROOT / "bench"
+# The commit of this repository (tagged series-v1) whose patches/ is the
+# first version of the series
+V1_TAG = "60696f096114a804271fd981cde8a33dd1073113"
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,12 @@ class Variant:
     append: str
 
 
-# Our kernel also prints its per-phase bringup report ("bringup_timing");
-# the switch costs a flag test per phase and changes nothing else.
-VARIANTS = [Variant("ours-parallel", "ours", "bringup_timing"),
-            Variant("ours-serial", "ours", "bringup_timing cpuhp.parallel=0"),
+VARIANTS = [Variant("ours-parallel", "ours", ""),
+            Variant("ours-serial", "ours", "cpuhp.parallel=0"),
+            # The first version of the series (git tag series-v1), with
+            # its per-phase report ("bringup_timing").
+            Variant("v1-parallel", "v1", "bringup_timing"),
+            Variant("v1-serial", "v1", "bringup_timing cpuhp.parallel=0"),
             Variant("upstream-parallel", "upstream", ""),
             Variant("upstream-serial", "upstream", "cpuhp.parallel=0"),
             # The kernel the series applies to: what an operator runs today.
@@ -125,6 +130,11 @@ def _build(which: str) -> Path:
         return kernel.build("guest")
     if which == "upstream":
         return upstream.build()
+    if which == "v1":
+        v1_tree = worktree.fresh(BUILD / "v1" / "linux", "base")
+        tree.apply_series(tree.series_at(V1_TAG), v1_tree)
+        return kernel.build("guest", v1_tree, BUILD / "v1" / "out-guest",
+                            tag="-v1")
     base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
     return kernel.build("guest", base_tree, BUILD / "bench" / "out-base-guest",
                         tag="-base")

@@ -1,12 +1,34 @@
 """Compile-test every patch of the series in turn (bisectability)."""
+from pathlib import Path
 from typing import List
 
-from . import kernel, tree, worktree
+from . import boot, initramfs, kernel, machine, tree, worktree
 from .errors import LabError
 from .paths import BUILD
 
+# --boot: every patch's guest kernel boots this machine in both modes
+BOOT_CPUS, BOOT_TOPOLOGY = 8, "1x4x2"
+BOOT_MODES = (("parallel", ""), ("serial", "cpuhp.parallel=0"))
 
-def run(configs: List[str], first: int = 1, last: int = 0) -> int:
+
+def boot_both_modes(num: int, image: Path) -> List[str]:
+    """Boot `image` on 8 vCPUs with a hotplug cycle, in both modes; the
+    modes whose boot did not pass, with the verdict."""
+    initrd = initramfs.build(kernel=image)
+    failed = []
+    for mode, append in BOOT_MODES:
+        spec = boot.BootSpec(machine.make(BOOT_CPUS, BOOT_TOPOLOGY), image,
+                             initrd, append, plan=["cpus", "hotplug"],
+                             label=f"bisect-{num:02d}-{mode}")
+        res = boot.run(spec, quiet=True)
+        if res.verdict != "pass":
+            failed.append(f"{mode}: {res.verdict} "
+                          f"({'; '.join(res.reasons)[:120]}, {res.log})")
+    return failed
+
+
+def run(configs: List[str], first: int = 1, last: int = 0,
+        boot_each: bool = False) -> int:
     """Build patches first..last (0: the last one) of base..HEAD with
     each config.
 
@@ -35,9 +57,15 @@ def run(configs: List[str], first: int = 1, last: int = 0) -> int:
         worktree.fresh(where, rev)
         for config in configs:
             try:
-                kernel.build(config, where, where.parent / f"out-{config}",
-                             tag=f"-bisect-{num}")
+                image = kernel.build(config, where,
+                                     where.parent / f"out-{config}",
+                                     tag=f"-bisect-{num}")
                 state = "ok"
+                if boot_each and config == "guest":
+                    bad = boot_both_modes(num, image)
+                    state = ("FAIL (boot " + "; ".join(bad) + ")" if bad
+                             else "ok, booted 8 vCPUs in both modes")
+                    failed += 1 if bad else 0
             except LabError as err:
                 state, failed = f"FAIL ({err})", failed + 1
             print(f"bisect: {num:02d}/{len(revs)} {config}: {state}: "

@@ -47,9 +47,10 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     packages.ensure(["kernel"])
     if args.each:
         from . import bisect
-        return bisect.run(args.config.split(","), args.first, args.last)
-    if args.first != 1 or args.last:
-        raise LabError("--from and --to need --each")
+        return bisect.run(args.config.split(","), args.first, args.last,
+                          args.boot)
+    if args.first != 1 or args.last or args.boot:
+        raise LabError("--from, --to and --boot need --each")
     print(kernel.build(args.config))
     return 0
 
@@ -219,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="guest",
                    help="guest (default), debug, kasan, nosmp; with "
                    "--each a comma list")
+    p.add_argument("--boot", action="store_true",
+                   help="with --each: also boot each patch's guest kernel "
+                   "on 8 vCPUs, parallel and cpuhp.parallel=0")
     p.add_argument("--each", action="store_true",
                    help="compile-test every patch of the series in turn")
     p.add_argument("--from", dest="first", type=int, default=1,

@@ -8,9 +8,14 @@ import time
 from pathlib import Path
 from typing import List
 
-from . import kconfig
+from . import kconfig, worktree
 from .errors import LabError
-from .paths import BUILD, LOGS, TREE, out_dir
+from .paths import BUILD, LOGS, OVERLAY, TREE, out_dir
+from .run import output
+
+# Flavours built with the lab overlay (lab/patches/: fault injection) on
+# top of the series; every other flavour is the series alone.
+OVERLAY_FLAVOURS = ("debug",)
 
 
 def ensure_config(tree: Path, out: Path, name: str) -> None:
@@ -59,12 +64,36 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
         raise LabError(f"kernel build failed: {first} (log: {log})")
 
 
+def overlay_tree(src: Path) -> Path:
+    """A worktree beside `src` (src/../overlay/linux) at src's HEAD with
+    the lab overlay applied; the series itself never needs it."""
+    dest = src.parent / "overlay" / "linux"
+    head = output(["git", "-C", str(src), "rev-parse", "HEAD"]).strip()
+    worktree.fresh(dest, rev=head, tree=src)
+    patches = sorted(OVERLAY.glob("*.patch"))
+    proc = subprocess.run(["git", "-C", str(dest), "-c",
+                           "user.name=Bringup Lab", "-c",
+                           "user.email=lab@localhost", "am", "-q",
+                           *map(str, patches)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        subprocess.run(["git", "-C", str(dest), "am", "--abort"],
+                       capture_output=True, check=False)
+        first = (proc.stdout + proc.stderr).strip().splitlines()[:1]
+        raise LabError(f"lab overlay does not apply on {head[:12]}: "
+                       f"{first[0] if first else 'git am failed'}")
+    return dest
+
+
 def build(name: str = "guest", tree: Path = TREE, out: Path = None,
           tag: str = "") -> Path:
-    """Configure and build bzImage for flavour `name`; return its path."""
+    """Configure and build bzImage for flavour `name`; return its path.
+    Flavours in OVERLAY_FLAVOURS build tree's HEAD plus the lab overlay."""
     out = out or out_dir(name)
     if not (tree / "Makefile").is_file():
         raise LabError(f"no kernel tree at {tree}: run `bringup tree`")
+    if name in OVERLAY_FLAVOURS and any(OVERLAY.glob("*.patch")):
+        tree = overlay_tree(tree)
     ensure_config(tree, out, name)
     started = time.monotonic()
     log = LOGS / f"kernel-{name}{tag}.log"

@@ -54,7 +54,8 @@ SPLATS = [
                                r"CPU\d+: Stuck|Not responding|"
                                r"stuck with the real-mode stack lock|"
                                r"real-mode stack lock held by|"
-                               r"did not take its release")),
+                               r"did not take its release|"
+                               r"did not come up within \d+ seconds")),
     ("stuck", re.compile(r"CPU#\d+ stuck|rcu_\w+ detected stalls|"
                          r"self-detected stall")),
     # A TSC sync test which fails turns the TSC clock off: a slower boot

@@ -5,6 +5,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BASE_FILE = ROOT / "BASE"
 UPSTREAM_FILE = ROOT / "UPSTREAM"
 PATCHES = ROOT / "patches"
+# Lab-only patches applied on top of the series for some flavours
+OVERLAY = ROOT / "lab" / "patches"
 KCONFIG = ROOT / "kconfig"
 GUEST = ROOT / "guest"
 BUILD = ROOT / "build"

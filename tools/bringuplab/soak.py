@@ -5,7 +5,7 @@ Scenarios, each a list of boots with a verdict per boot:
               APIC modes, sparse APIC IDs, SMT on/off, 1-4 NUMA nodes,
               both TCG modes, both bringup modes; a few >255 APIC IDs
   cmdline   - maxcpus= then sysfs online, nr_cpus=, possible_cpus=, nosmp,
-              nox2apic, garbage cpuhp.parallel=, no_parallel_bringup
+              nox2apic, garbage or no cpuhp.parallel value
   hotplug   - cpu-on-off-test.sh -a and concurrent hotplug writers
   kexec     - a chain of kexec reboots, all CPUs online each time
   suspend   - S3 cycles woken by the RTC, all CPUs back each time
@@ -93,8 +93,13 @@ def fixed() -> Dict[str, List[Entry]]:
                   parallel=False),
             Entry("nox2apic", **eight, x2apic=True, append="nox2apic"),
             Entry("parallel-garbage", **eight, append="cpuhp.parallel=xyz"),
-            Entry("no-parallel-bringup-alias", **eight, parallel=False,
-                  append="no_parallel_bringup"),
+            # Parameters without a value: a warning and the default
+            # (v1 dereferenced NULL on cpuhp.parallel_window).
+            Entry("parallel-no-value", **eight, append="cpuhp.parallel",
+                  dmesg=(r"cpuhp.parallel= takes 0 or 1, parallel "
+                         r"bringup stays on",)),
+            Entry("parallel-window-no-value", **eight,
+                  append="cpuhp.parallel_window"),
         ],
         "hotplug": [
             Entry("selftest-all", **eight, plan=("cpus", "selftest-all")),

@@ -3,6 +3,7 @@
 `create` is idempotent and all-or-nothing: a series that does not apply
 names the failing patch and leaves the tree at `base`.
 """
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from typing import List, Optional
 
 from . import base as basemod
 from .errors import LabError
-from .paths import BUILD, PATCHES, TREE
+from .paths import BUILD, PATCHES, ROOT, TREE
 from .run import output
 
 COVER = "0000-cover-letter.patch"
@@ -26,6 +27,24 @@ def git(args: List[str], tree: Path = TREE) -> str:
 def series_files(patches: Path = PATCHES) -> List[Path]:
     """The numbered patches of the series, in order (no cover letter)."""
     return sorted(p for p in patches.glob("*.patch") if p.name != COVER)
+
+
+def series_at(rev: str, repo: Path = ROOT) -> List[Path]:
+    """The series as patches/ held it at `rev` of this repository (a tag
+    such as series-v1), written out under build/series-REV/."""
+    dest = BUILD / f"series-{rev}"
+    names = output(["git", "-C", str(repo), "ls-tree", "--name-only",
+                    f"{rev}:patches"]).split()
+    names = [n for n in names if re.fullmatch(r"\d{4}-.*\.patch", n)
+             and not n.startswith("0000-")]
+    if not names:
+        raise LabError(f"no series in patches/ at {rev}")
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    for name in names:
+        text = output(["git", "-C", str(repo), "show", f"{rev}:patches/{name}"])
+        (dest / name).write_text(text)
+    return [dest / n for n in sorted(names)]
 
 
 def patch_id(diff: str) -> str:
