@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 from . import boot, hostcpu, initramfs, kernel, machine as machmod, \
     report, tree, upstream, worktree
-from .errors import LabError
+from .errors import UsageError
 from .paths import BUILD, ROOT
 
 RESULTS = ROOT / "bench"
@@ -48,10 +48,10 @@ def pick_variants(names: Optional[str]) -> List[Variant]:
     known = {var.name for var in VARIANTS}
     unknown = sorted(wanted - known)
     if unknown:
-        raise LabError(f"unknown variant '{unknown[0]}' (known: "
+        raise UsageError(f"unknown variant '{unknown[0]}' (known: "
                        f"{', '.join(var.name for var in VARIANTS)})")
     if not wanted:
-        raise LabError("--variants names no variant")
+        raise UsageError("--variants names no variant")
     return [var for var in VARIANTS if var.name in wanted]
 
 
@@ -113,10 +113,10 @@ class Sample:
 
 def check_suite(suite: str, reps: int) -> None:
     if suite not in SUITES:
-        raise LabError(f"unknown suite '{suite}' (known: "
+        raise UsageError(f"unknown suite '{suite}' (known: "
                        f"{', '.join(SUITES)})")
     if reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
 
 
 def _build(which: str) -> Path:
@@ -395,9 +395,9 @@ def load(path: Path) -> List[Sample]:
         rows = data["samples"] if isinstance(data, dict) else data
         return [Sample(**row) for row in rows]
     except OSError as err:
-        raise LabError(f"cannot read {path}: {err.strerror}") from err
+        raise UsageError(f"cannot read {path}: {err.strerror}") from err
     except (ValueError, KeyError, TypeError) as err:
-        raise LabError(f"{path} is not a bench result ({err})") from err
+        raise UsageError(f"{path} is not a bench result ({err})") from err
 
 
 def render_saved(path: Path) -> int:

@@ -2,7 +2,7 @@
 from typing import List
 
 from . import kernel, tree, worktree
-from .errors import LabError
+from .errors import LabError, UsageError
 from .paths import BUILD
 
 
@@ -15,16 +15,16 @@ def run(configs: List[str], first: int = 1, last: int = 0) -> int:
     partial run is never mistaken for a whole one.
     """
     if last and last < first:
-        raise LabError(f"--to {last}: before --from {first}")
+        raise UsageError(f"--to {last}: before --from {first}")
     revs = tree.git(["rev-list", "--reverse", "base..HEAD"]).split()
     if not revs:
-        raise LabError("no commits on top of base in build/linux")
+        raise UsageError("no commits on top of base in build/linux")
     if not 1 <= first <= len(revs):
-        raise LabError(f"--from {first}: the series has patches 1-"
+        raise UsageError(f"--from {first}: the series has patches 1-"
                        f"{len(revs)}")
     last = last or len(revs)
     if last > len(revs):
-        raise LabError(f"--to {last}: the series has patches 1-"
+        raise UsageError(f"--to {last}: the series has patches 1-"
                        f"{len(revs)}")
     where = BUILD / "bisect" / "linux"
     failed = 0

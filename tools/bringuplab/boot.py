@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import hostcpu, kconfig, machine as machmod, monitor, parse
-from .errors import LabError, QemuRefused
+from .errors import InfraError, QemuRefused, UsageError
 from .paths import LOGS, out_dir
 
 # An RCU stall fails a boot anyway; panicking on it makes the kernel print
@@ -72,14 +72,14 @@ def check_accel(accel: str) -> None:
     if accel == "tcg":
         return
     if accel != "kvm":
-        raise LabError(f"unknown accelerator '{accel}' (tcg or kvm)")
+        raise UsageError(f"unknown accelerator '{accel}' (tcg or kvm)")
     if Path("/sys/module/kvm_pvm").exists():
-        raise LabError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
+        raise UsageError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
                        "does not boot ordinary Linux guests; use --tcg "
                        "single or --tcg multi")
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        raise LabError("--accel kvm: /dev/kvm is not usable; use --tcg")
-    raise LabError("--accel kvm is not supported by the lab; use --tcg")
+        raise UsageError("--accel kvm: /dev/kvm is not usable; use --tcg")
+    raise UsageError("--accel kvm is not supported by the lab; use --tcg")
 
 
 def watch(proc: "subprocess.Popen[bytes]", log: Path, spec: BootSpec
@@ -108,7 +108,7 @@ def watch(proc: "subprocess.Popen[bytes]", log: Path, spec: BootSpec
 def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     """Boot once; return the judged result. The log is always kept."""
     if not spec.kernel.is_file():
-        raise LabError(f"no kernel at {spec.kernel}: run `bringup kernel`")
+        raise InfraError(f"no kernel at {spec.kernel}: run `bringup kernel`")
     LOGS.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = LOGS / f"{spec.label}-{stamp}-{os.getpid()}.log"
@@ -129,7 +129,7 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
                                     stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL)
         except FileNotFoundError:
-            raise LabError("qemu-system-x86_64 not found: run "
+            raise InfraError("qemu-system-x86_64 not found: run "
                            "`bringup setup` (apt)") from None
         if spec.host_cpu:
             probe = hostcpu.Probe(proc.pid, log)

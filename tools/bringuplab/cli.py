@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from . import (boot, checkpatch, initramfs, kconfig, kernel,
                machine as machmod, matrix, packages, tree)
-from .errors import LabError
+from .errors import LabError, UsageError
 from .paths import out_dir
 
 
@@ -16,7 +16,7 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports bad usage as one line, exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise LabError(f"usage: {message} (see `bringup {self.prog.split()[-1]}"
+        raise UsageError(f"usage: {message} (see `bringup {self.prog.split()[-1]}"
                        " --help`)" if " " in self.prog else
                        f"usage: {message}")
 
@@ -43,13 +43,13 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     for name in args.config.split(","):
         kconfig.flavour(name)
     if not args.each and "," in args.config:
-        raise LabError("a comma list of configs needs --each")
+        raise UsageError("a comma list of configs needs --each")
     packages.ensure(["kernel"])
     if args.each:
         from . import bisect
         return bisect.run(args.config.split(","), args.first, args.last)
     if args.first != 1 or args.last:
-        raise LabError("--from and --to need --each")
+        raise UsageError("--from and --to need --each")
     print(kernel.build(args.config))
     return 0
 
@@ -67,7 +67,7 @@ def _plan(text: str) -> List[str]:
              "smt-on")
     bad = [s for s in steps if s not in known]
     if bad:
-        raise LabError(f"unknown plan step '{bad[0]}' (known: "
+        raise UsageError(f"unknown plan step '{bad[0]}' (known: "
                        f"{', '.join(known)})")
     return steps
 
@@ -75,7 +75,7 @@ def _plan(text: str) -> List[str]:
 def cmd_boot(args: argparse.Namespace) -> int:
     boot.check_accel(args.accel)
     if args.silence < 0:
-        raise LabError("--silence must be 0 (off) or a number of seconds")
+        raise UsageError("--silence must be 0 (off) or a number of seconds")
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg, args.memory,
@@ -152,7 +152,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     count = len(tree.series_files())
     without = [compare.patch_number(n, count) for n in args.without or []]
     if args.reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
     configs = compare.config_names(args.config or [])
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg)
@@ -164,7 +164,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_states(args: argparse.Namespace) -> int:
     from . import states_report
     if args.reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         None, args.tcg)
     if args.logs:
@@ -206,8 +206,11 @@ def _server_machine(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     top = Parser(prog="bringup", description="Parallel CPU bringup lab: "
-                 "base -> tree -> kernel -> initramfs -> QEMU -> report.")
-    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+                 "base -> tree -> kernel -> initramfs -> QEMU -> report.",
+                 epilog="exit status: 0 pass, 1 a test failed, 2 usage, "
+                 "3 infrastructure (build, series, QEMU, apt)")
+    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser,
+                             title="commands", metavar="COMMAND")
     sub.add_parser("setup", help="install the Debian packages the lab uses")
     p = sub.add_parser("tree", help="unpack the base into build/linux, "
                        "git am the series (idempotent)")
@@ -328,13 +331,32 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """Run one command; the exit status says how it ended (errors.py):
+    0 pass, 1 a test failed, 2 usage, 3 infrastructure."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if not argv:
+            # `bringup` alone: what there is to run
+            print(build_parser().format_help())
+            return 0
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.cmd](args)
+        code = COMMANDS[args.cmd](args)
+        sys.stdout.flush()
+        return code
     except LabError as err:
         print(f"bringup: error: {err}", file=sys.stderr)
-        return 2
+        return err.exit_code
+    except BrokenPipeError:
+        return closed_pipe()
     except KeyboardInterrupt:
         print("bringup: interrupted", file=sys.stderr)
         return 130
 
+
+def closed_pipe() -> int:
+    """The reader of stdout went away (`bringup render X | head`): stop
+    quietly, and keep the interpreter's last flush from complaining."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141

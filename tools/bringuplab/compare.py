@@ -12,7 +12,7 @@ from typing import List, Sequence
 from . import bench, boot, initramfs, kconfig, kernel, report
 from . import machine as machmod
 from . import tree, worktree
-from .errors import LabError
+from .errors import InfraError, LabError, UsageError
 from .paths import BUILD
 
 OUT = BUILD / "compare"
@@ -42,9 +42,9 @@ def patch_number(text: str, count: int) -> int:
     try:
         number = int(text)
     except ValueError:
-        raise LabError(f"--without {text}: not a patch number") from None
+        raise UsageError(f"--without {text}: not a patch number") from None
     if not 1 <= number <= count:
-        raise LabError(f"--without {number}: the series has patches "
+        raise UsageError(f"--without {number}: the series has patches "
                        f"1-{count}")
     return number
 
@@ -52,14 +52,14 @@ def patch_number(text: str, count: int) -> int:
 def without_kernel(number: int) -> Path:
     """Build the guest kernel of base + the series without patch
     `number`, in a worktree of its own (the developer's tree is left
-    alone); LabError if the rest does not apply without it."""
+    alone); InfraError if the rest does not apply without it."""
     patches = tree.series_files()
     number = patch_number(str(number), len(patches))
     src = worktree.fresh(OUT / f"linux-without-{number}", "base")
     try:
         tree.apply_series(patches[:number - 1] + patches[number:], src)
     except LabError as err:
-        raise LabError(f"--without {number}: the other patches do not "
+        raise InfraError(f"--without {number}: the other patches do not "
                        f"apply without it ({err})") from None
     return kernel.build("guest", src, OUT / f"out-without-{number}",
                         tag=f"-without-{number}")
@@ -70,14 +70,14 @@ def config_names(configs: List[str]) -> List[str]:
     anything is built or installed."""
     for name in configs:
         if name == "guest":
-            raise LabError("--config guest: the default arms are already "
+            raise UsageError("--config guest: the default arms are already "
                            "that kernel")
         if name == "nosmp":
-            raise LabError("--config nosmp: a compile-only flavour, it "
+            raise UsageError("--config nosmp: a compile-only flavour, it "
                            "does not boot the machine's CPUs")
         kconfig.flavour(name)
     if len(set(configs)) != len(configs):
-        raise LabError("--config: the same flavour twice")
+        raise UsageError("--config: the same flavour twice")
     return configs
 
 
@@ -89,7 +89,7 @@ def arms(appends: List[str], without: List[int],
     if not appends:
         appends = [""]
     if len(set(map(arm_name, appends))) != len(appends):
-        raise LabError("--append: the same command line twice")
+        raise UsageError("--append: the same command line twice")
     ours = kernel.build("guest")
     out = [Arm(arm_name(a), a, ours) for a in appends]
     for flav in configs:
@@ -157,7 +157,7 @@ def render(samples: List[bench.Sample], names: List[str]) -> str:
 def run(mach: machmod.Machine, appends: List[str], without: List[int],
         reps: int, configs: Sequence[str] = ()) -> int:
     if reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
     print("lab: compare: " + tree.create())
     todo = arms(appends, without, configs)
     initrd = initramfs.build()

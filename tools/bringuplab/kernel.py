@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List
 
 from . import kconfig
-from .errors import LabError
+from .errors import InfraError
 from .paths import BUILD, LOGS, TREE, out_dir
 
 
@@ -56,7 +56,7 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
         errors = [ln.rstrip() for ln in log.read_text().splitlines()
                   if "error" in ln.lower()]
         first = errors[0] if errors else f"make exit {ret}"
-        raise LabError(f"kernel build failed: {first} (log: {log})")
+        raise InfraError(f"kernel build failed: {first} (log: {log})")
 
 
 def build(name: str = "guest", tree: Path = TREE, out: Path = None,
@@ -64,7 +64,7 @@ def build(name: str = "guest", tree: Path = TREE, out: Path = None,
     """Configure and build bzImage for flavour `name`; return its path."""
     out = out or out_dir(name)
     if not (tree / "Makefile").is_file():
-        raise LabError(f"no kernel tree at {tree}: run `bringup tree`")
+        raise InfraError(f"no kernel tree at {tree}: run `bringup tree`")
     ensure_config(tree, out, name)
     started = time.monotonic()
     log = LOGS / f"kernel-{name}{tag}.log"

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from .errors import LabError
+from .errors import InfraError
 
 # Stage -> Debian packages it needs.
 NEEDS: Dict[str, List[str]] = {
@@ -62,7 +62,7 @@ def _apt(args: Sequence[str]) -> None:
                           capture_output=True, check=False)
     if proc.returncode != 0:
         last = (proc.stderr or proc.stdout).strip().splitlines()
-        raise LabError(f"apt-get {' '.join(args)} failed: "
+        raise InfraError(f"apt-get {' '.join(args)} failed: "
                        f"{last[-1] if last else proc.returncode}")
 
 
@@ -76,10 +76,10 @@ def ensure(stages: Sequence[str]) -> None:
     if not missing and not need_new_qemu:
         return
     if not shutil.which("apt-get"):
-        raise LabError(f"missing packages {' '.join(missing)} and no "
+        raise InfraError(f"missing packages {' '.join(missing)} and no "
                        "apt-get to install them (Debian 12 expected)")
     if os.geteuid() != 0:
-        raise LabError(f"missing packages {' '.join(missing)}: "
+        raise InfraError(f"missing packages {' '.join(missing)}: "
                        "run as root so the lab can apt-get install them")
     if need_new_qemu and not BACKPORTS_SOURCE.exists():
         BACKPORTS_SOURCE.write_text(BACKPORTS_TEXT)
@@ -98,5 +98,5 @@ def ensure(stages: Sequence[str]) -> None:
         if pkg in missing or (pkg == "qemu-system-x86" and need_new_qemu):
             _apt(["install", "-y", "-qq", "-t", suite, pkg])
     if "boot" in stages and qemu_version() < MIN_QEMU:
-        raise LabError("qemu-system-x86_64 >= 8.1 is needed (TCG x2APIC); "
+        raise InfraError("qemu-system-x86_64 >= 8.1 is needed (TCG x2APIC); "
                        f"found {qemu_version()}")

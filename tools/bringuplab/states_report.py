@@ -16,7 +16,7 @@ from typing import Dict, List
 
 from . import boot, initramfs, kernel, machine as machmod, parse, report, \
     states
-from .errors import LabError
+from .errors import BootFailed, InfraError, UsageError
 from .paths import ROOT
 
 RESULTS = ROOT / "bench"
@@ -44,16 +44,16 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
     try:
         text = Path(log).read_text(errors="replace")
     except OSError as err:
-        raise LabError(f"states: cannot read {log}: {err}") from None
+        raise UsageError(f"states: cannot read {log}: {err}") from None
     res = parse.parse(text, 0, plan=["cpus", "trace"])
     if res.bringup_ms is None or res.mode not in MODES:
-        raise LabError(f"states: no bringup and mode in {log}")
+        raise UsageError(f"states: no bringup and mode in {log}")
     if res.steps.get("trace") != "pass":
-        raise LabError(f"states: no complete trace in {log}")
+        raise UsageError(f"states: no complete trace in {log}")
     try:
         split = states.per_state(text, symbols)
     except (states.TraceError, KeyError) as err:
-        raise LabError(f"states: {log}: {err}") from None
+        raise UsageError(f"states: {log}: {err}") from None
     return Boot(res.mode, log, res.bringup_ms, res.phases_us,
                 {k: asdict(v) for k, v in split.items()})
 
@@ -61,7 +61,7 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
 def symbols_of(kern: Path) -> states.Symbols:
     system_map = kern.parents[3] / "System.map"
     if not system_map.is_file():
-        raise LabError(f"states: no {system_map} beside the kernel")
+        raise InfraError(f"states: no {system_map} beside the kernel")
     return states.Symbols(system_map.read_text())
 
 
@@ -76,7 +76,7 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
                                  ["cpus", "trace"], 0, f"states-{mode}")
             res = boot.run(spec, quiet=True)
             if res.verdict != "pass":
-                raise LabError(f"states: {mode} boot {rep + 1} did not "
+                raise BootFailed(f"states: {mode} boot {rep + 1} did not "
                                f"pass ({'; '.join(res.reasons)}), log "
                                f"{res.log}")
             one = analyse(res.log, symbols)
@@ -104,7 +104,7 @@ def render(boots: List[Boot], top: int = 15) -> str:
                         for b in by_mode[mode]]) / 1000.0
 
     if any(not by_mode[m] for m in MODES):
-        raise LabError("states: need boots of both modes (parallel and "
+        raise UsageError("states: need boots of both modes (parallel and "
                        "cpuhp.parallel=0)")
     names = sorted({n for b in boots for n in b.states},
                    key=lambda n: -max(state_ms("serial", n),
