@@ -76,13 +76,13 @@ def fetch(base: Base) -> Base:
     if _installed_version(base.package) != base.version:
         if os.geteuid() != 0:
             raise InfraError(f"{base.package} {base.version} is not installed;"
-                           " run as root so the lab can install it")
+                             " run as root so the lab can install it")
         subprocess.run(["apt-get", "update", "-qq"], check=False,
                        capture_output=True)
         if not _apt_install(f"{base.package}={base.version}"):
             if not _apt_install(base.package):
                 raise InfraError(f"cannot install {base.package} from the "
-                               "Debian archive")
+                                 "Debian archive")
             newest = _installed_version(base.package)
             print(f"lab: WARNING: pinned {base.package} {base.version} is no"
                   f" longer served; using {newest} (checksum not pinned)",
@@ -97,7 +97,8 @@ def verify(base: Base) -> None:
     """Fail with one line unless the tarball exists and matches."""
     if not base.tarball.is_file():
         raise InfraError(f"base tarball {base.tarball} is missing "
-                       f"(package {base.package} {base.version})")
+                         f"(package {base.package} {base.version})")
     if base.sha256 and sha256(base.tarball) != base.sha256:
         raise InfraError(f"base tarball {base.tarball} is corrupt: SHA-256 "
-                       f"differs from the pin in BASE ({base.sha256[:12]}...)")
+                         "differs from the pin in BASE "
+                         f"({base.sha256[:12]}...)")

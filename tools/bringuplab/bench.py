@@ -49,7 +49,7 @@ def pick_variants(names: Optional[str]) -> List[Variant]:
     unknown = sorted(wanted - known)
     if unknown:
         raise UsageError(f"unknown variant '{unknown[0]}' (known: "
-                       f"{', '.join(var.name for var in VARIANTS)})")
+                         f"{', '.join(var.name for var in VARIANTS)})")
     if not wanted:
         raise UsageError("--variants names no variant")
     return [var for var in VARIANTS if var.name in wanted]
@@ -114,7 +114,7 @@ class Sample:
 def check_suite(suite: str, reps: int) -> None:
     if suite not in SUITES:
         raise UsageError(f"unknown suite '{suite}' (known: "
-                       f"{', '.join(SUITES)})")
+                         f"{', '.join(SUITES)})")
     if reps < 1:
         raise UsageError("--reps must be at least 1")
 

@@ -21,11 +21,11 @@ def run(configs: List[str], first: int = 1, last: int = 0) -> int:
         raise UsageError("no commits on top of base in build/linux")
     if not 1 <= first <= len(revs):
         raise UsageError(f"--from {first}: the series has patches 1-"
-                       f"{len(revs)}")
+                         f"{len(revs)}")
     last = last or len(revs)
     if last > len(revs):
         raise UsageError(f"--to {last}: the series has patches 1-"
-                       f"{len(revs)}")
+                         f"{len(revs)}")
     where = BUILD / "bisect" / "linux"
     failed = 0
     for num, rev in enumerate(revs, 1):

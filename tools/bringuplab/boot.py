@@ -75,8 +75,8 @@ def check_accel(accel: str) -> None:
         raise UsageError(f"unknown accelerator '{accel}' (tcg or kvm)")
     if Path("/sys/module/kvm_pvm").exists():
         raise UsageError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
-                       "does not boot ordinary Linux guests; use --tcg "
-                       "single or --tcg multi")
+                         "does not boot ordinary Linux guests; use --tcg "
+                         "single or --tcg multi")
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         raise UsageError("--accel kvm: /dev/kvm is not usable; use --tcg")
     raise UsageError("--accel kvm is not supported by the lab; use --tcg")
@@ -130,7 +130,7 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
                                     stdin=subprocess.DEVNULL)
         except FileNotFoundError:
             raise InfraError("qemu-system-x86_64 not found: run "
-                           "`bringup setup` (apt)") from None
+                             "`bringup setup` (apt)") from None
         if spec.host_cpu:
             probe = hostcpu.Probe(proc.pid, log)
             probe.start()

@@ -16,9 +16,9 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports bad usage as one line, exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"usage: {message} (see `bringup {self.prog.split()[-1]}"
-                       " --help`)" if " " in self.prog else
-                       f"usage: {message}")
+        name = self.prog.split()[-1]
+        raise UsageError(f"usage: {message} (see `bringup {name} --help`)"
+                         if " " in self.prog else f"usage: {message}")
 
 
 def cmd_setup(_: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def _plan(text: str) -> List[str]:
     bad = [s for s in steps if s not in known]
     if bad:
         raise UsageError(f"unknown plan step '{bad[0]}' (known: "
-                       f"{', '.join(known)})")
+                         f"{', '.join(known)})")
     return steps
 
 

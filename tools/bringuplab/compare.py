@@ -45,7 +45,7 @@ def patch_number(text: str, count: int) -> int:
         raise UsageError(f"--without {text}: not a patch number") from None
     if not 1 <= number <= count:
         raise UsageError(f"--without {number}: the series has patches "
-                       f"1-{count}")
+                         f"1-{count}")
     return number
 
 
@@ -60,7 +60,7 @@ def without_kernel(number: int) -> Path:
         tree.apply_series(patches[:number - 1] + patches[number:], src)
     except LabError as err:
         raise InfraError(f"--without {number}: the other patches do not "
-                       f"apply without it ({err})") from None
+                         f"apply without it ({err})") from None
     return kernel.build("guest", src, OUT / f"out-without-{number}",
                         tag=f"-without-{number}")
 
@@ -71,10 +71,10 @@ def config_names(configs: List[str]) -> List[str]:
     for name in configs:
         if name == "guest":
             raise UsageError("--config guest: the default arms are already "
-                           "that kernel")
+                             "that kernel")
         if name == "nosmp":
             raise UsageError("--config nosmp: a compile-only flavour, it "
-                           "does not boot the machine's CPUs")
+                             "does not boot the machine's CPUs")
         kconfig.flavour(name)
     if len(set(configs)) != len(configs):
         raise UsageError("--config: the same flavour twice")

@@ -63,7 +63,7 @@ def flavour(name: str) -> Flavour:
         return FLAVOURS[name]
     except KeyError:
         raise UsageError(f"unknown config '{name}' (known: "
-                       f"{', '.join(FLAVOURS)})") from None
+                         f"{', '.join(FLAVOURS)})") from None
 
 
 def expected(flav: Flavour) -> Dict[str, str]:
@@ -96,4 +96,4 @@ def configure(tree: Path, out: Path, name: str) -> None:
     bad = mismatches(expected(flav), (out / ".config").read_text())
     if bad:
         raise InfraError(f"config '{name}': {len(bad)} requested options did "
-                       f"not stick: {'; '.join(bad[:4])}")
+                         f"not stick: {'; '.join(bad[:4])}")

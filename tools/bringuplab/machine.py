@@ -139,7 +139,7 @@ def parse_topology(text: str) -> Tuple[int, int, int]:
     match = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text)
     if not match:
         raise UsageError(f"topology '{text}' is not SOCKETSxCORESxTHREADS "
-                       "(e.g. 2x8x2)")
+                         "(e.g. 2x8x2)")
     sockets, cores, threads = (int(g) for g in match.groups())
     if min(sockets, cores, threads) < 1:
         raise UsageError(f"topology '{text}' has a zero field")
@@ -159,7 +159,7 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
     """
     if profile not in PROFILES:
         raise UsageError(f"unknown profile '{profile}' (known: "
-                       f"{', '.join(PROFILES)})")
+                         f"{', '.join(PROFILES)})")
     if tcg not in TCG_MODES:
         raise UsageError(f"unknown TCG mode '{tcg}' (single or multi)")
     if cpus < 1:
@@ -169,10 +169,10 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
     slots = sockets * cores * threads
     if not high and slots != cpus:
         raise UsageError(f"topology {sockets}x{cores}x{threads} is "
-                       f"{slots} CPUs, not --cpus {cpus}")
+                         f"{slots} CPUs, not --cpus {cpus}")
     if high and not 0 < high < cpus <= slots:
         raise UsageError(f"--high {high}: between 1 and --cpus - 1, and "
-                       f"--cpus {cpus} at most the topology's {slots}")
+                         f"--cpus {cpus} at most the topology's {slots}")
     if high and numa > 1:
         raise UsageError("--high needs --numa 1")
     # Cold-plugged or not, every slot is a CPU to QEMU and to the guest.
@@ -180,14 +180,14 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
             if high else f"{cpus} vCPUs")
     if slots > MAX_VCPUS:
         raise UsageError(f"{what}: the lab's q35 machine allows at most "
-                       f"{MAX_VCPUS}")
+                         f"{MAX_VCPUS}")
     if slots > nr_cpus:
         raise UsageError(f"{what} but the kernel has NR_CPUS={nr_cpus}")
     if numa < 1 or numa > 4 or numa > cpus:
         raise UsageError(f"--numa {numa}: between 1 and min(4, cpus)")
     if (sockets * cores) % numa:
         raise UsageError(f"--numa {numa} does not divide the "
-                       f"{sockets * cores} cores evenly")
+                         f"{sockets * cores} cores evenly")
     mach = Machine(cpus, sockets, cores, threads, numa, profile,
                    False, tcg, memory_mb, high)
     need = mach.max_apic_id() > XAPIC_MAX_ID
@@ -195,7 +195,7 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
         x2apic = need
     if need and not x2apic:
         raise UsageError(f"topology {mach.topology} has APIC ID "
-                       f"{mach.max_apic_id()} > {XAPIC_MAX_ID}: needs "
-                       "--x2apic")
+                         f"{mach.max_apic_id()} > {XAPIC_MAX_ID}: needs "
+                         "--x2apic")
     return Machine(cpus, sockets, cores, threads, numa, profile, x2apic,
                    tcg, memory_mb, high)

@@ -22,7 +22,7 @@ def run(argv: Sequence[str], cwd: Optional[Path] = None,
         if quiet and proc.stdout:
             tail = ": " + " | ".join(proc.stdout.strip().splitlines()[-3:])
         raise InfraError(f"'{' '.join(argv[:3])}...' failed "
-                       f"(exit {proc.returncode}){tail}")
+                         f"(exit {proc.returncode}){tail}")
     return proc
 
 
@@ -35,6 +35,6 @@ def output(argv: Sequence[str], cwd: Optional[Path] = None) -> str:
         raise InfraError(f"command not found: {argv[0]}") from None
     if proc.returncode != 0:
         msg = (proc.stderr or proc.stdout).strip().splitlines()
-        raise InfraError(f"'{' '.join(argv[:3])}...' failed: "
-                       f"{msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+        last = msg[-1] if msg else f"exit {proc.returncode}"
+        raise InfraError(f"'{' '.join(argv[:3])}...' failed: {last}")
     return proc.stdout

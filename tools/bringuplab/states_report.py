@@ -77,8 +77,8 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
             res = boot.run(spec, quiet=True)
             if res.verdict != "pass":
                 raise BootFailed(f"states: {mode} boot {rep + 1} did not "
-                               f"pass ({'; '.join(res.reasons)}), log "
-                               f"{res.log}")
+                                 f"pass ({'; '.join(res.reasons)}), log "
+                                 f"{res.log}")
             one = analyse(res.log, symbols)
             boots.append(one)
             print(f"lab: states: {mode} {rep + 1}/{reps}: bringup "
@@ -105,7 +105,7 @@ def render(boots: List[Boot], top: int = 15) -> str:
 
     if any(not by_mode[m] for m in MODES):
         raise UsageError("states: need boots of both modes (parallel and "
-                       "cpuhp.parallel=0)")
+                         "cpuhp.parallel=0)")
     names = sorted({n for b in boots for n in b.states},
                    key=lambda n: -max(state_ms("serial", n),
                                       state_ms("parallel", n)))

@@ -107,7 +107,7 @@ def apply_series(patches: List[Path], tree: Path = TREE) -> None:
                        capture_output=True, check=False)
         git(["reset", "-q", "--hard", "base"], tree)
         raise InfraError(f"series does not apply: {failed or 'git am failed'}"
-                       f" ({detail}); tree left at base")
+                         f" ({detail}); tree left at base")
 
 
 def is_tree(tree: Path = TREE) -> bool:
@@ -125,15 +125,15 @@ def create(reset: bool = False, tree: Path = TREE,
         unpack(basemod.fetch(pinned), tree)
     if git(["status", "--porcelain", "--untracked-files=no"], tree).strip():
         raise UsageError(f"{tree} has uncommitted changes; commit them and "
-                       "run `bringup export`, or `git stash` them")
+                         "run `bringup export`, or `git stash` them")
     want = [patch_id(p.read_text(errors="replace")) for p in patches]
     have = tree_ids(tree)
     if have == want:
         return f"tree up to date: base + {len(want)} patches"
     if have and not reset:
-        raise UsageError(f"{tree} holds {len(have)} commits that differ from "
-                       "patches/: `bringup export` them, or rebuild the tree "
-                       "with `bringup tree --reset`")
+        raise UsageError(f"{tree} holds {len(have)} commits that differ "
+                         "from patches/: `bringup export` them, or rebuild "
+                         "the tree with `bringup tree --reset`")
     apply_series(patches, tree)
     return f"tree at base + {len(patches)} patches"
 
