@@ -340,7 +340,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(build_parser().format_help())
             return 0
         args = build_parser().parse_args(argv)
-        code = COMMANDS[args.cmd](args)
+        with boot.interruptible():
+            code = COMMANDS[args.cmd](args)
         sys.stdout.flush()
         return code
     except LabError as err:
