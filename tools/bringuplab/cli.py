@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import (boot, checkpatch, initramfs, kconfig, kernel,
-               machine as machmod, matrix, packages, tree)
+               machine as machmod, matrix, packages, progress, record,
+               render, tree)
 from .errors import LabError, UsageError
 from .paths import out_dir
 
@@ -107,19 +108,25 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     rows = matrix.run(args.name, kern, initramfs.build(),
                       expect_modes=bool(tree.series_files()))
-    print(matrix.render(rows))
+    failed = sum(not r.ok for r in rows)
     if args.json:
-        Path(args.json).write_text(json.dumps(
+        print(json.dumps(
             [dict(name=r.entry.name, ok=r.ok, problems=r.problems,
                   **r.result.to_dict()) for r in rows], indent=1))
-    failed = sum(not r.ok for r in rows)
-    print(f"{len(rows) - failed} passed, {failed} failed")
+    else:
+        print(matrix.render(rows))
+        print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
-def cmd_checkpatch(_: argparse.Namespace) -> int:
+def cmd_checkpatch(args: argparse.Namespace) -> int:
     reports = checkpatch.check_all()
-    bad = 0
+    bad = sum(bool(rep.findings) for rep in reports)
+    if args.json:
+        print(json.dumps([dict(patch=rep.patch, findings=rep.findings,
+                               excused=rep.excused) for rep in reports],
+                         indent=1))
+        return 1 if bad else 0
     for rep in reports:
         state = "clean" if not rep.findings else \
             f"{len(rep.findings)} findings"
@@ -127,24 +134,45 @@ def cmd_checkpatch(_: argparse.Namespace) -> int:
               + (f" ({rep.excused} excused)" if rep.excused else ""))
         for finding in rep.findings:
             print(f"  {finding}")
-        bad += bool(rep.findings)
     print(f"checkpatch: {len(reports)} patches, {bad} with findings")
     return 1 if bad else 0
 
 
-def cmd_demo(_: argparse.Namespace) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
-    return demo.run()
+    return demo.run(as_json=args.json)
+
+
+def show(rec: "record.Record", as_json: bool) -> int:
+    """A run's record on stdout, as markdown or as JSON; the exit
+    status it means."""
+    if as_json:
+        print(json.dumps(rec.to_dict(), indent=1))
+    else:
+        print(render.markdown(rec))
+    return 0 if rec.ok else 1
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """Print a record (or an older result file) again; boots nothing.
+    The exit status is 0 whatever the record says."""
+    rec = record.load(Path(args.file))
+    if args.json:
+        print(json.dumps(rec.to_dict(), indent=1))
+    else:
+        print(render.markdown(rec))
+    return 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     if args.render:
-        return bench.render_saved(Path(args.render))
+        args.file = args.render
+        return cmd_render(args)
     bench.check_suite(args.suite, args.reps)
     variants = bench.pick_variants(args.variants)
     packages.ensure(list(packages.NEEDS))
-    return bench.run(args.suite, args.reps, variants)
+    return show(bench.run(args.suite, args.reps, variants), args.json)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -157,8 +185,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg)
     packages.ensure(["kernel", "boot", "initramfs"])
-    return compare.run(mach, args.append or [], without, args.reps,
-                       configs)
+    return show(compare.run(mach, args.append or [], without, args.reps,
+                            configs), args.json)
 
 
 def cmd_states(args: argparse.Namespace) -> int:
@@ -167,6 +195,7 @@ def cmd_states(args: argparse.Namespace) -> int:
         raise UsageError("--reps must be at least 1")
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         None, args.tcg)
+    started = record.now()
     if args.logs:
         # Split the logs of earlier runs again (the kernel they booted
         # must still be the trace kernel built here, for its System.map)
@@ -176,22 +205,30 @@ def cmd_states(args: argparse.Namespace) -> int:
     else:
         packages.ensure(["kernel", "boot", "initramfs"])
         boots = states_report.run(mach, args.reps)
-    table = states_report.render(boots)
-    print(table)
-    print(f"lab: states: {states_report.save(boots, mach, table)}")
-    return 0
+    # Both modes or nothing (UsageError), before a record is kept
+    states_report.render(boots)
+    rec = record.make("states", True, states_report.results(boots, mach),
+                      started)
+    progress.say(f"states: record {record.save(rec)}")
+    return show(rec, args.json)
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
     from . import soak
-    return soak.run(args.boots, args.seed,
-                    [s for s in args.only.split(",") if s], args.jobs,
-                    args.entry, args.repeat)
+    return show(soak.run(args.boots, args.seed,
+                         [s for s in args.only.split(",") if s], args.jobs,
+                         args.entry, args.repeat), args.json)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """The PASS/FAIL lines are the report (stderr under --json, where the
+    record is stdout); the record's path comes last."""
     from . import check
-    return check.run(quick=args.quick)
+    rec = check.run(quick=args.quick,
+                    out=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(rec.to_dict(), indent=1))
+    return 0 if rec.ok else 1
 
 
 def _server_machine(p: argparse.ArgumentParser) -> None:
@@ -202,6 +239,12 @@ def _server_machine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--numa", type=int, default=2)
     p.add_argument("--profile", default="intel")
     p.add_argument("--tcg", default="single")
+
+
+def _json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print the results as JSON (progress stays on "
+                   "stderr)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,22 +307,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host-cpu", action="store_true",
                    help="also measure the host CPU QEMU's vCPU threads use "
                    "during the bringup")
-    p.add_argument("--json", action="store_true")
+    _json(p)
     p = sub.add_parser("matrix", help="run a named list of boots")
     p.add_argument("name", help=", ".join(matrix.MATRICES))
     p.add_argument("--kernel")
-    p.add_argument("--json", help="write the results to this file")
-    sub.add_parser("checkpatch", help="checkpatch.pl --strict every patch")
-    sub.add_parser("demo", help="32 vCPUs, default vs cpuhp.parallel=0")
+    _json(p)
+    _json(sub.add_parser("checkpatch",
+                         help="checkpatch.pl --strict every patch"))
+    _json(sub.add_parser("demo",
+                         help="32 vCPUs, default vs cpuhp.parallel=0"))
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", help="quick, full or rr64")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
                    "kernels and modes to boot (default: all five), e.g. "
                    "ours-parallel,ours-serial,upstream-parallel")
-    p.add_argument("--render", metavar="JSON", help="print the tables of "
-                   "a saved bench again (e.g. from git show "
-                   "REV:bench/quick.json), by both clocks; boots nothing")
+    p.add_argument("--render", metavar="JSON", help="the same as "
+                   "`bringup render JSON`; boots nothing")
+    _json(p)
+    p = sub.add_parser("render", help="print a record of results/ (or "
+                       "bench/) as markdown: bench, compare, check, soak, "
+                       "states")
+    p.add_argument("file", metavar="FILE")
+    _json(p)
     p = sub.add_parser("compare", help="A/B boots of one machine by "
                        "command line or without a patch, interleaved")
     _server_machine(p)
@@ -298,12 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "(e.g. hz100, hz1000), booted with every --append "
                    "(repeat)")
     p.add_argument("--reps", type=int, default=3)
+    _json(p)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
     _server_machine(p)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--logs", nargs="+", help="split these console logs "
                    "of earlier states boots instead of booting")
+    _json(p)
     p = sub.add_parser("soak", help="the long reliability run")
     p.add_argument("--boots", type=int, default=300,
                    help="random machines in the matrix scenario")
@@ -316,9 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --entry: boot each entry N times")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="boots at a time (default: host CPUs)")
+    _json(p)
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")
+    _json(p)
     return top
 
 
@@ -326,6 +380,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
+            "render": cmd_render,
             "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
             "check": cmd_check}
 

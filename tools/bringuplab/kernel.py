@@ -6,11 +6,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 from . import kconfig
 from .errors import InfraError
 from .paths import BUILD, LOGS, TREE, out_dir
+
+
+# The .config of every kernel built in this process, by the name of its
+# build log without "kernel-" (NAME and TAG): what a run's record hashes.
+BUILT: Dict[str, Path] = {}
 
 
 def ensure_config(tree: Path, out: Path, name: str) -> None:
@@ -69,6 +74,7 @@ def build(name: str = "guest", tree: Path = TREE, out: Path = None,
     started = time.monotonic()
     log = LOGS / f"kernel-{name}{tag}.log"
     make(tree, out, ["bzImage"], log)
+    BUILT[f"{name}{tag}"] = out / ".config"
     image = out / "arch/x86/boot/bzImage"
     print(f"lab: kernel '{name}' built in "
           f"{time.monotonic() - started:.0f} s: {image}", file=sys.stderr)

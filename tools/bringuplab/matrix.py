@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Tuple
 from . import boot, machine as machmod, parse, report
 from .errors import LabError, QemuRefused
 from .parse import BootResult
+from .progress import Progress
 
 
 @dataclass(frozen=True)
@@ -335,7 +336,8 @@ def shared_order(todo: List[Entry]) -> List[int]:
 
 
 def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
-                expect_modes: bool, jobs: int = 1) -> List[Row]:
+                expect_modes: bool, jobs: int = 1,
+                progress: Optional[Progress] = None) -> List[Row]:
     """Boot every entry, rows in the order of `todo`; with expect_modes
     the dmesg bringup mode must match the entry's (parallel by default,
     serial with the flag). Round-robin TCG boots, one host thread each,
@@ -343,6 +345,7 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
     vCPU threads need every host core (starved vCPUs make RCU stall
     warnings)."""
     nr_cpus = boot.kernel_nr_cpus(kernel)
+    steps = progress or Progress(len(todo), "boots")
 
     def one(entry: Entry) -> Row:
         try:
@@ -352,7 +355,9 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
             # One machine QEMU will not start is one failed boot, not
             # the end of a 300-boot run.
             result = parse.refused(str(err), entry.cpus, err.log)
-        return _judge(entry, result, expect_modes)
+        row = _judge(entry, result, expect_modes)
+        steps.done(entry.name)
+        return row
     if jobs <= 1:
         return [one(entry) for entry in todo]
     rows: Dict[int, Row] = {}

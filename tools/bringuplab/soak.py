@@ -20,16 +20,15 @@ Scenarios, each a list of boots with a verdict per boot:
               CPU comes up and goes off and on again
 """
 import random
+import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Dict, List, Optional
 
-from . import initramfs, kernel, matrix, packages, report, tree
+from . import initramfs, kernel, matrix, packages, record, tree
 from .errors import LabError
 from .matrix import SERIAL, Entry
-from .paths import ROOT
-
-RESULTS = ROOT / "soak"
+from .progress import Progress, say
 
 SIZES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
 WEIGHTS = [3, 6, 3, 8, 4, 10, 5, 10, 4, 8, 2, 4, 1, 1]
@@ -161,8 +160,8 @@ def _pick(todo: Dict[str, List[Entry]], names: List[str],
     for name in names:
         if name not in known:
             raise LabError(f"unknown soak entry '{name}' (see the names in "
-                           "soak/last*.md; matrix ones depend on --boots "
-                           "and --seed)")
+                           "its record in results/; matrix ones depend on "
+                           "--boots and --seed)")
     return {scen: [replace(e, name=f"{e.name}#{i}" if repeat > 1 else e.name)
                    for e in entries if e.name in names
                    for i in range(1, repeat + 1)]
@@ -171,7 +170,8 @@ def _pick(todo: Dict[str, List[Entry]], names: List[str],
 
 def run(boots: int = 300, seed: int = 1,
         only: Optional[List[str]] = None, jobs: int = 1,
-        entries: Optional[List[str]] = None, repeat: int = 1) -> int:
+        entries: Optional[List[str]] = None, repeat: int = 1
+        ) -> record.Record:
     if jobs < 1:
         raise LabError(f"--jobs {jobs}: at least 1")
     if repeat < 1 or (repeat > 1 and not entries):
@@ -191,15 +191,18 @@ def run(boots: int = 300, seed: int = 1,
         if not any(todo[scen] for scen in only or SCENARIOS):
             raise LabError("no --entry is in the --only scenarios")
     packages.ensure(list(packages.NEEDS))
-    print("lab: soak: " + tree.create())
+    say("soak: " + tree.create())
     image = kernel.build("guest")
     initrd = initramfs.build()
     with_kernel = initramfs.build(kernel=image)
     modes = bool(tree.series_files())
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    started = record.now()
     began = time.monotonic()
     sums: List[Summary] = []
     tables: List[str] = []
+    booted: List[dict] = []
+    steps = Progress(sum(len(todo[s]) for s in SCENARIOS
+                         if not only or s in only), "soak")
     for name in SCENARIOS:
         if (only and name not in only) or not todo[name]:
             continue
@@ -210,44 +213,48 @@ def run(boots: int = 300, seed: int = 1,
                         if e.name.startswith(flavour + "-")]
                 if mine:
                     rows += matrix.run_entries(mine, kernel.build(flavour),
-                                               initrd, modes, jobs)
+                                               initrd, modes, jobs, steps)
         elif name == "faults":
             rows = matrix.run_entries(todo[name], kernel.build("debug"),
-                                      initrd, modes, jobs)
+                                      initrd, modes, jobs, steps)
         else:
             rd = with_kernel if name == "kexec" else initrd
-            rows = matrix.run_entries(todo[name], image, rd, modes, jobs)
+            rows = matrix.run_entries(todo[name], image, rd, modes, jobs,
+                                      steps)
         tables.append(f"{name}:\n{matrix.render(rows)}")
-        print(tables[-1], flush=True)
+        print(tables[-1], file=sys.stderr, flush=True)
         verdicts = [("pass" if r.ok else
                      ("hang" if r.result.verdict == "hang" else "fail"))
                     for r in rows]
         sums.append(Summary(name, len(rows), verdicts.count("pass"),
                             verdicts.count("fail"), verdicts.count("hang")))
-    summary = report.table(["scenario", "boots", "passed", "failed", "hung"],
-                           [[s.scenario, s.tried, s.passed, s.failed, s.hung]
-                            for s in sums])
-    print(summary)
+        booted += [boot_record(name, row, verdict)
+                   for row, verdict in zip(rows, verdicts)]
     tried = sum(s.tried for s in sums)
     bad = sum(s.failed + s.hung for s in sums)
-    print(f"{tried - bad} passed, {bad} failed")
     whole = not only and not entries
     command = "make soak" if whole and boots == 300 and seed == 1 else (
         f"tools/bringup soak --boots {boots} --seed {seed}"
         + (f" --only {','.join(only)}" if only else "")
         + "".join(f" --entry {e}" for e in entries or [])
         + (f" --repeat {repeat}" if repeat > 1 else ""))
-    RESULTS.mkdir(exist_ok=True)
-    # A run of some scenarios or entries only does not overwrite the full
-    # run's record.
-    record = RESULTS / ("last.md" if whole else "last-entries.md" if entries
-                        else f"last-{'-'.join(only or [])}.md")
-    record.write_text(
-        f"`{command}` ({jobs} at a time), {started}, "
-        f"{(time.monotonic() - began) / 60:.0f} min, on a 2-core Debian 12 "
-        f"machine, QEMU TCG, series of {len(tree.series_files())} "
-        f"patches:\n\n```\n{summary}\n{tried - bad} passed, {bad} failed"
-        f"\n```\n\nEvery boot:\n\n```\n" + "\n\n".join(tables)
-        + "\n```\n")
-    print(f"lab: soak: results in {record}, console logs in build/logs")
-    return 1 if bad else 0
+    rec = record.make("soak", not bad, {
+        "command": command, "jobs": jobs,
+        "minutes": round((time.monotonic() - began) / 60, 1),
+        "series": len(tree.series_files()),
+        "scenarios": [asdict(s) for s in sums],
+        "passed": tried - bad, "failed": bad, "boots": booted}, started)
+    say(f"soak: record {record.save(rec)}, console logs in build/logs")
+    return rec
+
+
+def boot_record(scenario: str, row: matrix.Row, verdict: str) -> dict:
+    """One boot of the soak as its record keeps it."""
+    res = row.result
+    return {"scenario": scenario, "name": row.entry.name,
+            "tcg": row.entry.tcg,
+            "apic": "x2apic" if "x2apic" in res.apic else "xapic",
+            "verdict": verdict, "mode": res.mode,
+            "cpus": f"{res.cpus_online}/{res.cpus_expected}",
+            "bringup_ms": res.bringup_ms,
+            "why": "; ".join(row.problems + res.reasons), "log": res.log}

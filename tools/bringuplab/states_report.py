@@ -8,7 +8,6 @@ round-robin TCG a callback's wall time also holds the time slices of
 other runnable vCPUs, and tracing slows the boot: compare the modes and
 the shares within one run, not the milliseconds across runs.
 """
-import json
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,9 +16,7 @@ from typing import Dict, List
 from . import boot, initramfs, kernel, machine as machmod, parse, report, \
     states
 from .errors import BootFailed, InfraError, UsageError
-from .paths import ROOT
-
-RESULTS = ROOT / "bench"
+from .progress import Progress
 APPEND = "trace_event=cpuhp bringup_timing"
 MODES = {"parallel": APPEND, "serial": APPEND + " cpuhp.parallel=0"}
 # The states of the x86 bringup itself: the kick (INIT/SIPI/SIPI) and
@@ -70,6 +67,7 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
     symbols = symbols_of(kern)
     initrd = initramfs.build()
     boots: List[Boot] = []
+    steps = Progress(reps * len(MODES), "states")
     for rep in range(reps):
         for mode, append in MODES.items():
             spec = boot.BootSpec(mach, kern, initrd, append,
@@ -81,10 +79,10 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
                                  f"{res.log}")
             one = analyse(res.log, symbols)
             boots.append(one)
-            print(f"lab: states: {mode} {rep + 1}/{reps}: bringup "
-                  f"{one.bringup_ms:.0f} ms, states "
-                  f"{sum(s['total_us'] for s in one.states.values()) / 1000:.0f}"
-                  f" ms summed, log {res.log}", flush=True)
+            summed = sum(s["total_us"] for s in one.states.values())
+            steps.done(f"{mode} {rep + 1}/{reps}: bringup "
+                       f"{one.bringup_ms:.0f} ms, states "
+                       f"{summed / 1000:.0f} ms summed, log {res.log}")
     return boots
 
 
@@ -161,14 +159,13 @@ def command(mach: machmod.Machine, reps: int) -> str:
     return cmd + (f" --reps {reps}" if reps != 1 else "")
 
 
-def save(boots: List[Boot], mach: machmod.Machine, table: str) -> Path:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "states.json").write_text(
-        json.dumps([asdict(b) for b in boots], indent=1))
-    out = RESULTS / "states.md"
-    machine = (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
-               f"node(s), {mach.profile}, TCG {mach.tcg}")
+def machine_text(mach: machmod.Machine) -> str:
+    return (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
+            f"node(s), {mach.profile}, TCG {mach.tcg}")
+
+
+def results(boots: List[Boot], mach: machmod.Machine) -> dict:
+    """The results part of a states record."""
     reps = sum(1 for b in boots if b.mode == "serial")
-    out.write_text(f"# Bringup split by hotplug state\n\n{machine}: "
-                   f"`{command(mach, reps)}`\n\n```\n{table}\n```\n")
-    return out
+    return {"machine": machine_text(mach), "command": command(mach, reps),
+            "reps": reps, "boots": [asdict(b) for b in boots]}
