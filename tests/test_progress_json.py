@@ -1,0 +1,108 @@
+"""`[k/N] ... ETA` progress, and --json on every command that reports."""
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from bringuplab import cli, matrix, packages, progress
+
+
+def test_progress_counts_and_estimates_what_is_left():
+    now = [100.0]
+    out = io.StringIO()
+    steps = progress.Progress(4, "soak", out, clock=lambda: now[0])
+    now[0] += 60
+    steps.done("m000")
+    now[0] += 120
+    steps.done("m001")
+    now[0] += 3600
+    steps.done("m002")
+    steps.done("m003")
+    assert out.getvalue().splitlines() == [
+        "[1/4] soak: m000, ETA 3 min",
+        "[2/4] soak: m001, ETA 3 min",
+        "[3/4] soak: m002, ETA 21 min",
+        "[4/4] soak: m003, done in 1 h 03 min"]
+    assert progress.duration(42) == "42 s"
+
+
+REPORTING = ["boot", "matrix quick", "checkpatch", "demo", "bench",
+             "compare", "states", "soak", "check", "render x.json"]
+
+
+@pytest.mark.parametrize("command", REPORTING)
+def test_every_reporting_command_takes_json(command):
+    args = cli.build_parser().parse_args(command.split() + ["--json"])
+    assert args.json is True
+
+
+def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys):
+    log = Path(__file__).parent / "logs" / "good-intel-1cpu.log"
+    from bringuplab import initramfs, parse, tree
+    res = parse.parse(log.read_text(), 1, log=str(log))
+    rows = [matrix.Row(matrix.Entry("intel-1", 1), res)]
+    monkeypatch.setattr(packages, "ensure", lambda stages: None)
+    monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
+    monkeypatch.setattr(tree, "series_files", lambda: [])
+    monkeypatch.setattr(matrix, "run", lambda *a, **k: rows)
+    assert cli.main(["matrix", "quick", "--kernel", "bz", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data[0]["name"] == "intel-1" and data[0]["ok"] is True
+    assert cli.main(["matrix", "quick", "--kernel", "bz"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):
+    from bringuplab import boot, parse
+    log = Path(__file__).parent / "logs" / "good-intel-1cpu.log"
+    monkeypatch.setattr(boot, "run", lambda spec, quiet=False:
+                        parse.parse(log.read_text(), 1, log=str(log)))
+    monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
+    todo = [matrix.Entry(f"e{i}", 1) for i in range(3)]
+    matrix.run_entries(todo, Path("bz"), None, False)
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "[3/3] boots: e2, done in" in out.err
+
+
+def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
+                                              capsys):
+    """Hangs counted apart from failures; the scenario tables are
+    progress (stderr), the record's markdown the result."""
+    from bringuplab import initramfs, kernel, record, soak, tree
+    log = Path(__file__).parent / "logs" / "good-intel-1cpu.log"
+    from bringuplab import parse
+    good = parse.parse(log.read_text(), 1, log=str(log))
+    hung = parse.parse(log.read_text(), 1, log=str(log))
+    hung.verdict = "hang"
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    monkeypatch.setattr(packages, "ensure", lambda stages: None)
+    monkeypatch.setattr(tree, "create", lambda: "tree up to date")
+    monkeypatch.setattr(tree, "series_files", lambda: [])
+    monkeypatch.setattr(kernel, "build", lambda name="guest": Path(name))
+    monkeypatch.setattr(initramfs, "build", lambda **k: Path("initrd"))
+
+    def entries(todo, image, rd, modes, jobs, steps):
+        rows = [matrix.Row(e, good if i else hung)
+                for i, e in enumerate(todo)]
+        for row in rows:
+            steps.done(row.entry.name)
+        return rows
+    monkeypatch.setattr(matrix, "run_entries", entries)
+    monkeypatch.setattr(cli.packages, "ensure", lambda stages: None)
+    code = cli.main(["soak", "--only", "cmdline", "--jobs", "1"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert out.out.startswith("# soak: FAIL")
+    assert "6 passed, 1 failed" in out.out
+    assert "cmdline:" in out.err and "[7/7] soak:" in out.err
+    [path] = tmp_path.glob("soak-*.json")
+    data = json.loads(path.read_text())
+    assert data["results"]["scenarios"] == [
+        {"scenario": "cmdline", "tried": 7, "passed": 6, "failed": 0,
+         "hung": 1}]
+    assert [b["verdict"] for b in data["results"]["boots"]][:2] == [
+        "hang", "pass"]
+    assert data["results"]["command"] == \
+        "tools/bringup soak --boots 300 --seed 1 --only cmdline"
