@@ -69,3 +69,11 @@ def test_a_closed_pipe_ends_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_kernel_help_lists_every_flavour():
+    from bringuplab import kconfig
+    proc = run("kernel", "--help")
+    text = " ".join(proc.stdout.split())
+    for name in kconfig.FLAVOURS:
+        assert name in text, name

@@ -4,6 +4,7 @@ from typing import List
 from . import kernel, tree, worktree
 from .errors import LabError, UsageError
 from .paths import BUILD
+from .progress import Progress
 
 
 def run(configs: List[str], first: int = 1, last: int = 0) -> int:
@@ -28,6 +29,7 @@ def run(configs: List[str], first: int = 1, last: int = 0) -> int:
                          f"{len(revs)}")
     where = BUILD / "bisect" / "linux"
     failed = 0
+    steps = Progress((last - first + 1) * len(configs), "kernel --each")
     for num, rev in enumerate(revs, 1):
         if not first <= num <= last:
             continue
@@ -42,6 +44,7 @@ def run(configs: List[str], first: int = 1, last: int = 0) -> int:
                 state, failed = f"FAIL ({err})", failed + 1
             print(f"bisect: {num:02d}/{len(revs)} {config}: {state}: "
                   f"{subject}", flush=True)
+            steps.done(f"patch {num} {config}")
     builds = (last - first + 1) * len(configs)
     print(f"bisect: patches {first}-{last} of {len(revs)}: "
           f"{builds - failed} passed, {failed} failed")

@@ -263,8 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "patches/")
     p = sub.add_parser("kernel", help="build bzImage (O=build/out-CONFIG)")
     p.add_argument("--config", default="guest",
-                   help="guest (default), debug, kasan, nosmp; with "
-                   "--each a comma list")
+                   help=f"{', '.join(kconfig.FLAVOURS)} (default: "
+                   "guest); with --each a comma list")
     p.add_argument("--each", action="store_true",
                    help="compile-test every patch of the series in turn")
     p.add_argument("--from", dest="first", type=int, default=1,
