@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from . import kernel
 from .errors import UsageError
 from .paths import PATCHES, ROOT
 
@@ -144,7 +145,6 @@ def provenance(started: str, configs: Mapping[str, Path],
 def make(kind: str, ok: bool, results: dict, started: str) -> Record:
     """The record of a run that began at `started` and ends now, with the
     configs of every kernel this process built (kernel.BUILT)."""
-    from . import kernel
     return Record(kind, ok, results, provenance(started, kernel.BUILT))
 
 
