@@ -138,3 +138,22 @@ def test_render_into_a_closed_pipe_ends_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_render_json_adds_the_derived_figures():
+    """The rr64 floor of the README, by a command: `bringup render
+    bench/rr64+...json --json`."""
+    proc = run("render", str(ROOT / "bench" / (
+        "rr64+ours-parallel+ours-serial+upstream-parallel.json")), "--json")
+    assert proc.returncode == 0, proc.stderr
+    derived = json.loads(proc.stdout)["derived"]
+    [floor] = derived["floors"]
+    assert (floor["variant"], round(floor["total_ms"]),
+            round(floor["of_ours_serial"], 2),
+            round(floor["of_upstream_parallel"], 2),
+            round(floor["bringup_over_floor"], 2)) == (
+        "ours-parallel", 291, 0.36, 0.52, 1.37)
+    ratios = {r["ratio"]: r["per_rep"] for r in derived["rep_ratios"]}
+    assert len(ratios["ours par / ours serial"]) == 5
+    rec = record.Record("check", True, {})
+    assert render.derived(rec) == {}

@@ -155,10 +155,12 @@ def show(rec: "record.Record", as_json: bool) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """Print a record (or an older result file) again; boots nothing.
-    The exit status is 0 whatever the record says."""
+    With --json, also what stats.py derives from a bench or compare
+    record. The exit status is 0 whatever the record says."""
     rec = record.load(Path(args.file))
     if args.json:
-        print(json.dumps(rec.to_dict(), indent=1))
+        print(json.dumps(dict(rec.to_dict(), derived=render.derived(rec)),
+                         indent=1))
     else:
         print(render.markdown(rec))
     return 0

@@ -147,9 +147,7 @@ def states_md(results: dict) -> str:
     except (KeyError, TypeError) as err:
         raise UsageError(f"the states record's boots are not boots "
                          f"({err})") from None
-    head = "# Bringup split by hotplug state\n\n"
-    if results.get("machine"):
-        head += f"{results['machine']}\n\n"
+    head = f"{results['machine']}:\n\n" if results.get("machine") else ""
     return head + _fence(states_report.render(boots))
 
 
@@ -202,6 +200,29 @@ def title(rec: record.Record) -> str:
             "states": "bringup by hotplug state"}[rec.kind]
     state = "pass" if rec.ok else "FAIL"
     return f"# {what}: {state}"
+
+
+def derived(rec: record.Record) -> Dict[str, object]:
+    """The figures stats.py derives from a bench or compare record's
+    boots (for `render --json`, older files included): medians, the
+    ratios within each rep, the floors. Empty for other kinds."""
+    if rec.kind not in ("bench", "compare"):
+        return {}
+    samples = _samples(rec.results)
+    if rec.kind == "bench":
+        pairs = [(name, num, den) for name, num, den in bench.PAIRS]
+    else:
+        names = list(rec.results.get("arms") or
+                     dict.fromkeys(s.variant for s in samples))
+        pairs = [(f"{name} / {names[0]}", name, names[0])
+                 for name in names[1:]]
+    ratios = [{"machine": setup, "ratio": name,
+               "per_rep": stats.rep_ratios(samples, setup, num, den)}
+              for setup in dict.fromkeys(s.setup for s in samples)
+              for name, num, den in pairs]
+    return {"medians": stats.medians(samples),
+            "rep_ratios": [r for r in ratios if r["per_rep"]],
+            "floors": [f.to_dict() for f in stats.floors(samples)]}
 
 
 def markdown(rec: record.Record) -> str:
