@@ -60,7 +60,8 @@ def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):
                         parse.parse(log.read_text(), 1, log=str(log)))
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
     todo = [matrix.Entry(f"e{i}", 1) for i in range(3)]
-    matrix.run_entries(todo, Path("bz"), None, False)
+    matrix.run_entries(todo, Path("bz"), None, False,
+                       done=progress.of_boots(3, "boots"))
     out = capsys.readouterr()
     assert out.out == ""
     assert "[3/3] boots: e2, done in" in out.err
@@ -83,11 +84,11 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
     monkeypatch.setattr(kernel, "build", lambda name="guest": Path(name))
     monkeypatch.setattr(initramfs, "build", lambda **k: Path("initrd"))
 
-    def entries(todo, image, rd, modes, jobs, steps):
+    def entries(todo, image, rd, modes, jobs, done):
         rows = [matrix.Row(e, good if i else hung)
                 for i, e in enumerate(todo)]
         for row in rows:
-            steps.done(row.entry.name)
+            done(row)
         return rows
     monkeypatch.setattr(matrix, "run_entries", entries)
     monkeypatch.setattr(cli.packages, "ensure", lambda stages: None)

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import IO, Iterator, List, Optional, Set
 
 from . import hostcpu, kconfig, machine as machmod, monitor, parse
-from .errors import InfraError, QemuRefused, UsageError
+from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
+from .errors import InfraError
 
 # An RCU stall fails a boot anyway; panicking on it makes the kernel print
 # every CPU's backtrace (panic_print=0x40), which shows who held things up,
@@ -71,18 +72,19 @@ def kernel_nr_cpus(kernel: Path) -> int:
 
 
 def check_accel(accel: str) -> None:
-    """Only TCG boots Linux here; say why when KVM is asked for."""
+    """Only TCG boots Linux here; say why when KVM is asked for (a
+    usage error)."""
     if accel == "tcg":
         return
     if accel != "kvm":
-        raise UsageError(f"unknown accelerator '{accel}' (tcg or kvm)")
+        raise LabError(f"unknown accelerator '{accel}' (tcg or kvm)")
     if Path("/sys/module/kvm_pvm").exists():
-        raise UsageError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
-                         "does not boot ordinary Linux guests; use --tcg "
-                         "single or --tcg multi")
+        raise LabError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
+                       "does not boot ordinary Linux guests; use --tcg "
+                       "single or --tcg multi")
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        raise UsageError("--accel kvm: /dev/kvm is not usable; use --tcg")
-    raise UsageError("--accel kvm is not supported by the lab; use --tcg")
+        raise LabError("--accel kvm: /dev/kvm is not usable; use --tcg")
+    raise LabError("--accel kvm is not supported by the lab; use --tcg")
 
 
 # The QEMU processes running now, for stop_all(); once it ran, no boot

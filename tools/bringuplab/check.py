@@ -18,6 +18,7 @@ from . import (boot, checkpatch, initramfs, kernel, machine as machmod,
                matrix, packages, parse, record, tree, worktree)
 from .errors import LabError
 from .paths import BUILD, ROOT
+from .progress import of_boots
 
 # Trees and their out dirs are siblings named alike (linux, out-NAME) so
 # that with CCACHE_BASEDIR every tree compiles to the same ccache keys.
@@ -109,7 +110,9 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
         early_symbols_outside_bss(tally, images[0])
     initrd = initramfs.build(CHECK_TREE, kernel=images[0])
     rows = matrix.run(matrix_name, images[0], initrd,
-                      expect_modes=bool(tree.series_files()))
+                      expect_modes=bool(tree.series_files()),
+                      done=of_boots(len(matrix.entries(matrix_name)),
+                                    f"boots of {matrix_name}"))
     tally.say(matrix.render(rows))
     for row in rows:
         tally.add(f"boot {row.entry.name}", row.ok,

@@ -1,5 +1,6 @@
 """`bringup`: one command line for the lab (see README.md)."""
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -107,7 +108,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     packages.ensure(["boot", "initramfs"])
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     rows = matrix.run(args.name, kern, initramfs.build(),
-                      expect_modes=bool(tree.series_files()))
+                      expect_modes=bool(tree.series_files()),
+                      done=progress.of_boots(len(matrix.entries(args.name)),
+                                             args.name))
     failed = sum(not r.ok for r in rows)
     if args.json:
         print(json.dumps(
@@ -217,9 +220,13 @@ def cmd_states(args: argparse.Namespace) -> int:
 
 def cmd_soak(args: argparse.Namespace) -> int:
     from . import soak
-    return show(soak.run(args.boots, args.seed,
-                         [s for s in args.only.split(",") if s], args.jobs,
-                         args.entry, args.repeat), args.json)
+    # The tables of each scenario as it ends are progress; the record
+    # is the result
+    with contextlib.redirect_stdout(sys.stderr):
+        rec = soak.run(args.boots, args.seed,
+                       [s for s in args.only.split(",") if s], args.jobs,
+                       args.entry, args.repeat)
+    return show(rec, args.json)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -359,6 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "of earlier states boots instead of booting")
     _json(p)
     p = sub.add_parser("soak", help="the long reliability run")
+    _json(p)
     p.add_argument("--boots", type=int, default=300,
                    help="random machines in the matrix scenario")
     p.add_argument("--seed", type=int, default=1)
@@ -370,7 +378,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --entry: boot each entry N times")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="boots at a time (default: host CPUs)")
-    _json(p)
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")

@@ -2,7 +2,7 @@
 import json
 
 from . import initramfs, kernel, matrix, packages, report, tree
-from .progress import say
+from .progress import of_boots, say
 
 
 def run(as_json: bool = False) -> int:
@@ -10,7 +10,8 @@ def run(as_json: bool = False) -> int:
     say(tree.create())
     image = kernel.build("guest")
     rows = matrix.run("demo", image, initramfs.build(),
-                      expect_modes=bool(tree.series_files()))
+                      expect_modes=bool(tree.series_files()),
+                      done=of_boots(len(matrix.entries("demo")), "demo"))
     if as_json:
         print(json.dumps([dict(cmdline=("default" if r.entry.parallel
                                          else matrix.SERIAL), ok=r.ok,

@@ -3,7 +3,7 @@ stdout, progress never does."""
 import sys
 import threading
 import time
-from typing import Callable, Optional, TextIO
+from typing import Any, Callable, Optional, TextIO
 
 
 def duration(seconds: float) -> str:
@@ -52,3 +52,10 @@ class Progress:
 
     def done(self, what: str) -> None:
         print(self.line(what), file=self.stream or sys.stderr, flush=True)
+
+
+def of_boots(total: int, label: str) -> Callable[[Any], None]:
+    """A `done` callback for matrix.run and run_entries: a [k/N] line
+    naming each boot (a matrix.Row) as it is judged."""
+    steps = Progress(total, label)
+    return lambda row: steps.done(row.entry.name)

@@ -20,15 +20,15 @@ Scenarios, each a list of boots with a verdict per boot:
               CPU comes up and goes off and on again
 """
 import random
-import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Dict, List, Optional
 
-from . import initramfs, kernel, matrix, packages, record, tree
+from . import initramfs, kernel, matrix, packages, report, tree
 from .errors import LabError
 from .matrix import SERIAL, Entry
-from .progress import Progress, say
+from . import record
+from .progress import Progress
 
 SIZES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
 WEIGHTS = [3, 6, 3, 8, 4, 10, 5, 10, 4, 8, 2, 4, 1, 1]
@@ -172,6 +172,8 @@ def run(boots: int = 300, seed: int = 1,
         only: Optional[List[str]] = None, jobs: int = 1,
         entries: Optional[List[str]] = None, repeat: int = 1
         ) -> record.Record:
+    """The soak; its record, saved in results/. What it prints as it
+    goes is progress (the command sends it to stderr)."""
     if jobs < 1:
         raise LabError(f"--jobs {jobs}: at least 1")
     if repeat < 1 or (repeat > 1 and not entries):
@@ -191,7 +193,7 @@ def run(boots: int = 300, seed: int = 1,
         if not any(todo[scen] for scen in only or SCENARIOS):
             raise LabError("no --entry is in the --only scenarios")
     packages.ensure(list(packages.NEEDS))
-    say("soak: " + tree.create())
+    print("lab: soak: " + tree.create())
     image = kernel.build("guest")
     initrd = initramfs.build()
     with_kernel = initramfs.build(kernel=image)
@@ -203,6 +205,11 @@ def run(boots: int = 300, seed: int = 1,
     booted: List[dict] = []
     steps = Progress(sum(len(todo[s]) for s in SCENARIOS
                          if not only or s in only), "soak")
+
+    def done(row: matrix.Row) -> None:
+        # `name`: the scenario the loop below is booting
+        booted.append(boot_record(name, row))
+        steps.done(row.entry.name)
     for name in SCENARIOS:
         if (only and name not in only) or not todo[name]:
             continue
@@ -213,25 +220,28 @@ def run(boots: int = 300, seed: int = 1,
                         if e.name.startswith(flavour + "-")]
                 if mine:
                     rows += matrix.run_entries(mine, kernel.build(flavour),
-                                               initrd, modes, jobs, steps)
+                                               initrd, modes, jobs, done)
         elif name == "faults":
             rows = matrix.run_entries(todo[name], kernel.build("debug"),
-                                      initrd, modes, jobs, steps)
+                                      initrd, modes, jobs, done)
         else:
             rd = with_kernel if name == "kexec" else initrd
             rows = matrix.run_entries(todo[name], image, rd, modes, jobs,
-                                      steps)
+                                      done)
         tables.append(f"{name}:\n{matrix.render(rows)}")
-        print(tables[-1], file=sys.stderr, flush=True)
+        print(tables[-1], flush=True)
         verdicts = [("pass" if r.ok else
                      ("hang" if r.result.verdict == "hang" else "fail"))
                     for r in rows]
         sums.append(Summary(name, len(rows), verdicts.count("pass"),
                             verdicts.count("fail"), verdicts.count("hang")))
-        booted += [boot_record(name, row, verdict)
-                   for row, verdict in zip(rows, verdicts)]
+    summary = report.table(["scenario", "boots", "passed", "failed", "hung"],
+                           [[s.scenario, s.tried, s.passed, s.failed, s.hung]
+                            for s in sums])
+    print(summary)
     tried = sum(s.tried for s in sums)
     bad = sum(s.failed + s.hung for s in sums)
+    print(f"{tried - bad} passed, {bad} failed")
     whole = not only and not entries
     command = "make soak" if whole and boots == 300 and seed == 1 else (
         f"tools/bringup soak --boots {boots} --seed {seed}"
@@ -244,17 +254,21 @@ def run(boots: int = 300, seed: int = 1,
         "series": len(tree.series_files()),
         "scenarios": [asdict(s) for s in sums],
         "passed": tried - bad, "failed": bad, "boots": booted}, started)
-    say(f"soak: record {record.save(rec)}, console logs in build/logs")
+    print(f"lab: soak: record {record.save(rec)}, console logs in "
+          "build/logs")
     return rec
 
 
-def boot_record(scenario: str, row: matrix.Row, verdict: str) -> dict:
+def boot_record(scenario: str, row: matrix.Row) -> dict:
     """One boot of the soak as its record keeps it."""
     res = row.result
+    verdict = "pass" if row.ok else (
+        "fail" if res.verdict == "pass" else res.verdict)
     return {"scenario": scenario, "name": row.entry.name,
             "tcg": row.entry.tcg,
             "apic": "x2apic" if "x2apic" in res.apic else "xapic",
             "verdict": verdict, "mode": res.mode,
             "cpus": f"{res.cpus_online}/{res.cpus_expected}",
             "bringup_ms": res.bringup_ms,
-            "why": "; ".join(row.problems + res.reasons), "log": res.log}
+            "why": "; ".join(dict.fromkeys(row.problems + res.reasons)),
+            "log": res.log}

@@ -15,7 +15,7 @@ from typing import Dict, List
 
 from . import boot, initramfs, kernel, machine as machmod, parse, report, \
     states
-from .errors import BootFailed, InfraError, UsageError
+from .errors import BootFailed, InfraError, LabError, UsageError
 from .progress import Progress
 APPEND = "trace_event=cpuhp bringup_timing"
 MODES = {"parallel": APPEND, "serial": APPEND + " cpuhp.parallel=0"}
@@ -41,10 +41,10 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
     try:
         text = Path(log).read_text(errors="replace")
     except OSError as err:
-        raise UsageError(f"states: cannot read {log}: {err}") from None
+        raise LabError(f"states: cannot read {log}: {err}") from None
     res = parse.parse(text, 0, plan=["cpus", "trace"])
     if res.bringup_ms is None or res.mode not in MODES:
-        raise UsageError(f"states: no bringup and mode in {log}")
+        raise LabError(f"states: no bringup and mode in {log}")
     if res.steps.get("trace") != "pass":
         raise UsageError(f"states: no complete trace in {log}")
     try:
