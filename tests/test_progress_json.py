@@ -2,6 +2,7 @@
 import io
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -37,11 +38,18 @@ def test_every_reporting_command_takes_json(command):
     assert args.json is True
 
 
+def boot_result(verdict: str = "pass") -> SimpleNamespace:
+    """What a judged boot carries, as matrix and soak read it."""
+    fields = dict(verdict=verdict, reasons=[] if verdict == "pass"
+                  else ["silent for 300 s"], rules=[], apic="x2apic",
+                  mode="parallel", cpus_online=1, cpus_expected=1,
+                  bringup_ms=12.0, log="build/logs/x.log")
+    return SimpleNamespace(**fields, to_dict=lambda: dict(fields))
+
+
 def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys):
-    log = Path(__file__).parent / "logs" / "good-intel-1cpu.log"
-    from bringuplab import initramfs, parse, tree
-    res = parse.parse(log.read_text(), 1, log=str(log))
-    rows = [matrix.Row(matrix.Entry("intel-1", 1), res)]
+    from bringuplab import initramfs, tree
+    rows = [matrix.Row(matrix.Entry("intel-1", 1), boot_result())]
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
     monkeypatch.setattr(tree, "series_files", lambda: [])
@@ -54,14 +62,14 @@ def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys):
 
 
 def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):
-    from bringuplab import boot, parse
-    log = Path(__file__).parent / "logs" / "good-intel-1cpu.log"
+    from bringuplab import boot
     monkeypatch.setattr(boot, "run", lambda spec, quiet=False:
-                        parse.parse(log.read_text(), 1, log=str(log)))
+                        boot_result())
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
     todo = [matrix.Entry(f"e{i}", 1) for i in range(3)]
-    matrix.run_entries(todo, Path("bz"), None, False,
-                       done=progress.of_boots(3, "boots"))
+    rows = matrix.run_entries(todo, Path("bz"), None, False,
+                              done=progress.of_boots(3, "boots"))
+    assert [row.entry.name for row in rows] == ["e0", "e1", "e2"]
     out = capsys.readouterr()
     assert out.out == ""
     assert "[3/3] boots: e2, done in" in out.err
@@ -72,11 +80,6 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
     """Hangs counted apart from failures; the scenario tables are
     progress (stderr), the record's markdown the result."""
     from bringuplab import initramfs, kernel, record, soak, tree
-    log = Path(__file__).parent / "logs" / "good-intel-1cpu.log"
-    from bringuplab import parse
-    good = parse.parse(log.read_text(), 1, log=str(log))
-    hung = parse.parse(log.read_text(), 1, log=str(log))
-    hung.verdict = "hang"
     monkeypatch.setattr(record, "RESULTS", tmp_path)
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(tree, "create", lambda: "tree up to date")
@@ -85,13 +88,12 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
     monkeypatch.setattr(initramfs, "build", lambda **k: Path("initrd"))
 
     def entries(todo, image, rd, modes, jobs, done):
-        rows = [matrix.Row(e, good if i else hung)
+        rows = [matrix.Row(e, boot_result("pass" if i else "hang"))
                 for i, e in enumerate(todo)]
         for row in rows:
             done(row)
         return rows
     monkeypatch.setattr(matrix, "run_entries", entries)
-    monkeypatch.setattr(cli.packages, "ensure", lambda stages: None)
     code = cli.main(["soak", "--only", "cmdline", "--jobs", "1"])
     out = capsys.readouterr()
     assert code == 1
@@ -100,10 +102,13 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
     assert "cmdline:" in out.err and "[7/7] soak:" in out.err
     [path] = tmp_path.glob("soak-*.json")
     data = json.loads(path.read_text())
-    assert data["results"]["scenarios"] == [
-        {"scenario": "cmdline", "tried": 7, "passed": 6, "failed": 0,
-         "hung": 1}]
-    assert [b["verdict"] for b in data["results"]["boots"]][:2] == [
-        "hang", "pass"]
+    [scenario] = data["results"]["scenarios"]
+    assert {k: scenario[k] for k in ("scenario", "tried", "passed",
+                                     "failed", "hung")} == {
+        "scenario": "cmdline", "tried": 7, "passed": 6, "failed": 0,
+        "hung": 1}
+    boots = data["results"]["boots"]
+    assert [b["verdict"] for b in boots][:2] == ["hang", "pass"]
+    assert boots[0]["why"] == "silent for 300 s"
     assert data["results"]["command"] == \
         "tools/bringup soak --boots 300 --seed 1 --only cmdline"
