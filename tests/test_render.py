@@ -157,3 +157,15 @@ def test_render_json_adds_the_derived_figures():
     assert len(ratios["ours par / ours serial"]) == 5
     rec = record.Record("check", True, {})
     assert render.derived(rec) == {}
+
+
+def test_a_soak_summary_shows_infra_boots_when_counted():
+    rec = Record("soak", False, {"scenarios": [
+        {"scenario": "matrix", "tried": 3, "passed": 1, "failed": 0,
+         "hung": 1, "infra": 1}], "passed": 1, "failed": 2, "boots": []})
+    text = render.markdown(rec)
+    head = next(line for line in text.splitlines()
+                if line.startswith("scenario"))
+    assert head.split() == ["scenario", "boots", "passed", "failed",
+                            "hung", "infra"]
+    assert "matrix    3      1       0       1     1" in text

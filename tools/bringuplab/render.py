@@ -157,10 +157,12 @@ BOOT_HEAD = ["boot", "tcg", "apic", "verdict", "mode", "cpus",
 
 def soak_md(results: dict) -> str:
     sums = results.get("scenarios", [])
+    # "infra": boots QEMU would not start, where the judge counts them
+    counts = ["tried", "passed", "failed", "hung"] + (
+        ["infra"] if any("infra" in s for s in sums) else [])
     summary = report.table(
-        ["scenario", "boots", "passed", "failed", "hung"],
-        [[s["scenario"], s["tried"], s["passed"], s["failed"], s["hung"]]
-         for s in sums])
+        ["scenario", "boots", *counts[1:]],
+        [[s["scenario"], *(s.get(c, 0) for c in counts)] for s in sums])
     text = (f"{results.get('jobs', 1)} boots at a time, "
             f"{results.get('minutes', 0):.0f} min, series of "
             f"{results.get('series', '?')} patches:\n\n" + _fence(
