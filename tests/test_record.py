@@ -91,3 +91,11 @@ def test_what_is_not_a_record_is_a_usage_error(tmp_path, text):
 def test_results_are_ignored_by_git():
     assert git("check-ignore", "results/bench-x.json") == \
         "results/bench-x.json"
+
+
+def test_a_record_that_cannot_be_written_is_an_infra_error(tmp_path):
+    from bringuplab.errors import InfraError
+    blocker = tmp_path / "results"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(InfraError, match="cannot write the record"):
+        record.save(record.Record("check", True, {}), blocker)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import kernel
-from .errors import UsageError
+from .errors import InfraError, UsageError
 from .paths import PATCHES, ROOT
 
 RESULTS = ROOT / "results"
@@ -151,15 +151,19 @@ def make(kind: str, ok: bool, results: dict, started: str) -> Record:
 def save(rec: Record, folder: Optional[Path] = None) -> Path:
     """Write the record to results/KIND-STARTED.json; its path."""
     folder = RESULTS if folder is None else folder
-    folder.mkdir(parents=True, exist_ok=True)
     stamp = (rec.provenance.started if rec.provenance else now())
     stem = f"{rec.kind}-{stamp.replace('-', '').replace(':', '')}"
     path = folder / f"{stem}.json"
     count = 1
-    while path.exists():
-        count += 1
-        path = folder / f"{stem}-{count}.json"
-    path.write_text(json.dumps(rec.to_dict(), indent=1) + "\n")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        while path.exists():
+            count += 1
+            path = folder / f"{stem}-{count}.json"
+        path.write_text(json.dumps(rec.to_dict(), indent=1) + "\n")
+    except OSError as err:
+        raise InfraError(f"cannot write the record {path}: "
+                         f"{err.strerror}") from None
     return path
 
 
