@@ -1,5 +1,5 @@
 """The benchmark's summaries, on made-up samples."""
-from bringuplab import bench
+from bringuplab import bench, stats
 
 
 def sample(variant: str, ms: float, phases: dict, verdict: str = "pass"
@@ -10,11 +10,11 @@ def sample(variant: str, ms: float, phases: dict, verdict: str = "pass"
 
 
 def test_medians_ignore_failed_boots():
-    stats = bench.medians([sample("ours-parallel", 100.0, {}),
+    cells = stats.medians([sample("ours-parallel", 100.0, {}),
                            sample("ours-parallel", 300.0, {}),
                            sample("ours-parallel", 200.0, {}),
                            sample("ours-parallel", 1.0, {}, "hang")])
-    cell = stats["64=2x16x2 numa2 single intel"]["ours-parallel"]
+    cell = cells["64=2x16x2 numa2 single intel"]["ours-parallel"]
     assert cell["median"] == 200.0
     assert cell["failed"] == 1
 
@@ -40,10 +40,10 @@ def test_host_clock_table_uses_host_wall():
         smp = sample(variant, guest, {})
         smp.host_wall_ms = host
         return smp
-    stats = bench.medians([timed("ours-parallel", 50.0, 80.0),
+    cells = stats.medians([timed("ours-parallel", 50.0, 80.0),
                            timed("ours-serial", 100.0, 100.0)])
-    guest = bench.render(stats).splitlines()
-    host = bench.render(stats, "host").splitlines()
+    guest = bench.render(cells).splitlines()
+    host = bench.render(cells, "host").splitlines()
     # machine (4 words), kernel/mode, median, min-max, boots, x own serial
     assert guest[2].split()[8] == "0.50"
     assert host[2].split()[5:9] == ["80.0", "80.0-80.0", "1", "0.80"]
@@ -51,40 +51,18 @@ def test_host_clock_table_uses_host_wall():
 
 
 def test_host_clock_table_skips_boots_without_host_times():
-    stats = bench.medians([sample("ours-parallel", 50.0, {})])
-    assert len(bench.render(stats, "host").splitlines()) == 2
+    cells = stats.medians([sample("ours-parallel", 50.0, {})])
+    assert len(bench.render(cells, "host").splitlines()) == 2
 
 
 def test_pre_kick_is_host_wall_less_the_time_from_the_first_kick():
     smp = sample("ours-parallel", 300.0, {"kick": 50000})
-    assert bench.pre_kick_us(smp) is None
+    assert stats.pre_kick_us(smp) is None
     smp.host_wall_ms, smp.kick_total_us = 400.0, 250000
-    assert bench.pre_kick_us(smp) == 150000.0
+    assert stats.pre_kick_us(smp) == 150000.0
     lines = bench.phase_table([smp]).splitlines()
     assert lines[0].split()[-2:] == [bench.PRE_KICK, "kick"]
     assert lines[2].split()[-2:] == ["150.0", "50.0"]
-
-
-def test_render_saved_reads_a_bench_json(tmp_path, capsys):
-    import json
-    from dataclasses import asdict
-    smp = sample("ours-parallel", 50.0, {})
-    smp.host_wall_ms = 80.0
-    path = tmp_path / "quick.json"
-    path.write_text(json.dumps({"samples": [asdict(smp)]}))
-    assert bench.render_saved(path) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("by the host's clock:")
-    assert "80.0" in out and "50.0" in out
-
-
-def test_render_saved_refuses_what_is_not_a_bench(tmp_path):
-    import pytest
-    from bringuplab.errors import LabError
-    path = tmp_path / "bad.json"
-    path.write_text('{"samples": [{"nonsense": 1}]}')
-    with pytest.raises(LabError):
-        bench.render_saved(path)
 
 
 def test_pair_table_divides_boots_of_the_same_rep():

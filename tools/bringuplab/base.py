@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict
 
-from .errors import LabError
+from .errors import InfraError
 from .paths import BASE_FILE
 
 
@@ -29,19 +29,19 @@ def parse_base(text: str) -> Base:
             continue
         key, sep, value = line.partition("=")
         if not sep:
-            raise LabError(f"BASE line {num}: expected 'key = value'")
+            raise InfraError(f"BASE line {num}: expected 'key = value'")
         fields[key.strip()] = value.strip()
     try:
         return Base(fields["package"], fields["version"],
                     Path(fields["tarball"]), fields["sha256"].lower(),
                     fields["kernelversion"])
     except KeyError as err:
-        raise LabError(f"BASE: missing field {err.args[0]}") from None
+        raise InfraError(f"BASE: missing field {err.args[0]}") from None
 
 
 def load(path: Path = BASE_FILE) -> Base:
     if not path.is_file():
-        raise LabError(f"no pin file {path}")
+        raise InfraError(f"no pin file {path}")
     return parse_base(path.read_text())
 
 
@@ -75,14 +75,14 @@ def fetch(base: Base) -> Base:
     """
     if _installed_version(base.package) != base.version:
         if os.geteuid() != 0:
-            raise LabError(f"{base.package} {base.version} is not installed;"
-                           " run as root so the lab can install it")
+            raise InfraError(f"{base.package} {base.version} is not installed;"
+                             " run as root so the lab can install it")
         subprocess.run(["apt-get", "update", "-qq"], check=False,
                        capture_output=True)
         if not _apt_install(f"{base.package}={base.version}"):
             if not _apt_install(base.package):
-                raise LabError(f"cannot install {base.package} from the "
-                               "Debian archive")
+                raise InfraError(f"cannot install {base.package} from the "
+                                 "Debian archive")
             newest = _installed_version(base.package)
             print(f"lab: WARNING: pinned {base.package} {base.version} is no"
                   f" longer served; using {newest} (checksum not pinned)",
@@ -96,8 +96,9 @@ def fetch(base: Base) -> Base:
 def verify(base: Base) -> None:
     """Fail with one line unless the tarball exists and matches."""
     if not base.tarball.is_file():
-        raise LabError(f"base tarball {base.tarball} is missing "
-                       f"(package {base.package} {base.version})")
+        raise InfraError(f"base tarball {base.tarball} is missing "
+                         f"(package {base.package} {base.version})")
     if base.sha256 and sha256(base.tarball) != base.sha256:
-        raise LabError(f"base tarball {base.tarball} is corrupt: SHA-256 "
-                       f"differs from the pin in BASE ({base.sha256[:12]}...)")
+        raise InfraError(f"base tarball {base.tarball} is corrupt: SHA-256 "
+                         "differs from the pin in BASE "
+                         f"({base.sha256[:12]}...)")

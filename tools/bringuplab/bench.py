@@ -3,24 +3,23 @@
 Boots are interleaved (A B C D A B C D ...) so that drift of this noisy
 machine hits every kernel and mode alike; results are medians.
 """
-import json
 import shutil
 import statistics
 import subprocess
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import boot, hostcpu, initramfs, kernel, machine as machmod, \
-    report, tree, upstream, worktree
-from .errors import LabError
-from .paths import BUILD, ROOT
+    record, report, stats, tree, upstream, worktree
+from .errors import UsageError
+from .paths import BUILD
+from .progress import Progress, say
+from .samples import Sample
 
-RESULTS = ROOT / "bench"
 # The commit of this repository (tagged series-v1) whose patches/ is the
 # first version of the series
-V1_TAG = "60696f096114a804271fd981cde8a33dd1073113"
+V1_REV = "60696f096114a804271fd981cde8a33dd1073113"
 
 
 @dataclass(frozen=True)
@@ -53,10 +52,10 @@ def pick_variants(names: Optional[str]) -> List[Variant]:
     known = {var.name for var in VARIANTS}
     unknown = sorted(wanted - known)
     if unknown:
-        raise LabError(f"unknown variant '{unknown[0]}' (known: "
-                       f"{', '.join(var.name for var in VARIANTS)})")
+        raise UsageError(f"unknown variant '{unknown[0]}' (known: "
+                         f"{', '.join(var.name for var in VARIANTS)})")
     if not wanted:
-        raise LabError("--variants names no variant")
+        raise UsageError("--variants names no variant")
     return [var for var in VARIANTS if var.name in wanted]
 
 
@@ -91,37 +90,12 @@ SUITES: Dict[str, List[Setup]] = {
 }
 
 
-@dataclass
-class Sample:
-    setup: str
-    cpus: int
-    tcg: str
-    profile: str
-    variant: str
-    rep: int
-    verdict: str
-    bringup_ms: Optional[float]
-    mode: Optional[str]
-    log: str
-    phases_us: Dict[str, int] = field(default_factory=dict)
-    host_wall_ms: Optional[float] = None
-    host_vcpu_ms: Optional[float] = None
-    kick_total_us: Optional[int] = None
-    post_bringup_ms: Optional[float] = None
-
-    @property
-    def host_busy(self) -> Optional[float]:
-        if self.host_wall_ms is None or self.host_vcpu_ms is None:
-            return None
-        return hostcpu.HostCpu(self.host_wall_ms, self.host_vcpu_ms).busy
-
-
 def check_suite(suite: str, reps: int) -> None:
     if suite not in SUITES:
-        raise LabError(f"unknown suite '{suite}' (known: "
-                       f"{', '.join(SUITES)})")
+        raise UsageError(f"unknown suite '{suite}' (known: "
+                         f"{', '.join(SUITES)})")
     if reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
 
 
 def _build(which: str) -> Path:
@@ -132,7 +106,7 @@ def _build(which: str) -> Path:
         return upstream.build()
     if which == "v1":
         v1_tree = worktree.fresh(BUILD / "v1" / "linux", "base")
-        tree.apply_series(tree.series_at(V1_TAG), v1_tree)
+        tree.apply_series(tree.series_at(V1_REV), v1_tree)
         return kernel.build("guest", v1_tree, BUILD / "v1" / "out-guest",
                             tag="-v1")
     base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
@@ -142,13 +116,17 @@ def _build(which: str) -> Path:
 
 def run_suite(suite: str, reps: int,
               variants: Optional[List[Variant]] = None) -> List[Sample]:
+    """Boot every variant on every machine of the suite, `reps` times,
+    interleaved. InfraError if a passing boot went untimed by the host's
+    clock (hostcpu.require): its rows would drop out of the tables."""
     check_suite(suite, reps)
     variants = list(VARIANTS) if variants is None else variants
-    print("lab: bench: " + tree.create())
+    say("bench: " + tree.create())
     kernels = {which: _build(which)
                for which in dict.fromkeys(var.kernel for var in variants)}
     initrd = initramfs.build()
     samples: List[Sample] = []
+    steps = Progress(reps * len(SUITES[suite]) * len(variants), "bench")
     for rep in range(1, reps + 1):
         for setup in SUITES[suite]:
             mach = machmod.make(setup.cpus, setup.topology, setup.numa,
@@ -158,7 +136,8 @@ def run_suite(suite: str, reps: int,
                                      var.append, ["cpus"],
                                      label=f"bench-{var.name}-{setup.cpus}",
                                      host_cpu=True)
-                res = boot.run(spec)
+                res = boot.run(spec, quiet=True)
+                hostcpu.require(res.verdict, res.host_wall_ms, res.log)
                 samples.append(Sample(setup.name, setup.cpus, setup.tcg,
                                       setup.profile, var.name, rep,
                                       res.verdict, res.bringup_ms, res.mode,
@@ -166,76 +145,23 @@ def run_suite(suite: str, reps: int,
                                       res.host_wall_ms, res.host_vcpu_ms,
                                       res.kick_total_us,
                                       res.post_bringup_ms))
+                steps.done(f"{setup.name} {var.name} rep {rep}: "
+                           f"{res.verdict}, {res.host_wall_ms or '-'} ms "
+                           f"by the host, log {res.log}")
     return samples
 
 
-def medians(samples: List[Sample]) -> Dict[str, Dict[str, dict]]:
-    """setup -> variant -> {median, min, max, n, failed, busy, host_n,
-    host_median, host_min, host_max}; host_* by the host's clock."""
-    out: Dict[str, Dict[str, dict]] = {}
-    for smp in samples:
-        cell = out.setdefault(smp.setup, {}).setdefault(
-            smp.variant, {"ms": [], "host": [], "busy": [], "failed": 0})
-        if smp.verdict == "pass" and smp.bringup_ms is not None:
-            cell["ms"].append(smp.bringup_ms)
-            if smp.host_wall_ms is not None:
-                cell["host"].append(smp.host_wall_ms)
-            if smp.host_busy is not None:
-                cell["busy"].append(smp.host_busy)
-        else:
-            cell["failed"] += 1
-    for per_setup in out.values():
-        for cell in per_setup.values():
-            values = cell.pop("ms")
-            host = cell.pop("host")
-            busy = cell.pop("busy")
-            cell.update(n=len(values),
-                        median=statistics.median(values) if values else None,
-                        min=min(values) if values else None,
-                        max=max(values) if values else None,
-                        busy=statistics.median(busy) if busy else None,
-                        host_n=len(host),
-                        host_median=statistics.median(host) if host else None,
-                        host_min=min(host) if host else None,
-                        host_max=max(host) if host else None)
-    return out
-
-
-# The column phase_table() derives from the host's clock.
-PRE_KICK = "pre-kick"
-
-
-def pre_kick_us(smp: Sample) -> Optional[float]:
-    """The bringup before the first kick: the whole by the host's clock
-    less the series' TSC time from the first kick. In a parallel bringup
-    that is the PREPARE states of all CPUs, in a serial one CPU 1's."""
-    if smp.host_wall_ms is None or smp.kick_total_us is None:
-        return None
-    return max(0.0, smp.host_wall_ms * 1000.0 - smp.kick_total_us)
+PRE_KICK = stats.PRE_KICK
 
 
 def phase_table(samples: List[Sample]) -> str:
     """Median ms per bringup phase of our kernel, per setup and mode."""
-    cells: Dict[tuple, Dict[str, List[float]]] = {}
-    names: List[str] = []
-    for smp in samples:
-        if smp.verdict != "pass" or not smp.phases_us:
-            continue
-        cell = cells.setdefault((smp.setup, smp.variant), {})
-        phases: Dict[str, float] = {}
-        pre = pre_kick_us(smp)
-        if pre is not None:
-            phases[PRE_KICK] = pre
-        phases.update(smp.phases_us)
-        for name, usec in phases.items():
-            cell.setdefault(name, []).append(usec)
-            if name not in names:
-                names.append(name)
+    cells, names = stats.phase_medians(samples)
     if not cells:
         return ""
     rows = [[setup, variant] + [
-        report.fmt_ms(statistics.median(cell[n]) / 1000.0)
-        if n in cell else "-" for n in names]
+        report.fmt_ms(cell[n] / 1000.0) if n in cell else "-"
+        for n in names]
         for (setup, variant), cell in cells.items()]
     return report.table(["machine", "kernel/mode"] + names, rows)
 
@@ -245,17 +171,6 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
          ("ours par / upstream par", "ours-parallel", "upstream-parallel"),
          ("upstream par / upstream serial", "upstream-parallel",
           "upstream-serial")]
-
-
-def rep_ratios(samples: List[Sample], setup: str, num: str, den: str
-               ) -> List[float]:
-    """Host-clock bringup of variant `num` over `den`, for each rep in
-    which both passed on `setup`."""
-    times = {(s.rep, s.variant): s.host_wall_ms for s in samples
-             if s.setup == setup and s.verdict == "pass" and s.host_wall_ms}
-    return [times[(rep, num)] / times[(rep, den)]
-            for rep in sorted({rep for rep, _ in times})
-            if (rep, num) in times and (rep, den) in times]
 
 
 def fmt_ratios(ratios: List[float]) -> Tuple[str, str]:
@@ -272,7 +187,7 @@ def pair_table(samples: List[Sample]) -> str:
     rows = []
     for setup in dict.fromkeys(s.setup for s in samples):
         for name, num, den in PAIRS:
-            ratios = rep_ratios(samples, setup, num, den)
+            ratios = stats.rep_ratios(samples, setup, num, den)
             if ratios:
                 rows.append([setup, name, *fmt_ratios(ratios),
                              str(len(ratios))])
@@ -293,13 +208,13 @@ def _ratio(num: Optional[float], den: Optional[float]) -> str:
     return "-" if not num or not den else f"{num / den:.2f}"
 
 
-def render(stats: Dict[str, Dict[str, dict]], clock: str = "guest"
+def render(cells: Dict[str, Dict[str, dict]], clock: str = "guest"
            ) -> str:
     """The table of medians and ratios, by the guest's printk clock or
     (clock="host") by the host's clock; see HOST_CLOCK_NOTE."""
     key = "" if clock == "guest" else "host_"
     rows = []
-    for setup, per in stats.items():
+    for setup, per in cells.items():
         for var in VARIANTS:
             cell = per.get(var.name)
             if not cell or (key and cell.get(key + "median") is None):
@@ -341,18 +256,18 @@ GUEST_CLOCK_NOTE = (
     "are lost time.")
 
 
-def plot(samples: List[Sample], stats: Dict[str, Dict[str, dict]],
+def plot(samples: List[Sample], cells: Dict[str, Dict[str, dict]],
          png: Path) -> Optional[Path]:
     """Bringup ms vs vCPUs, one line per kernel/mode, for each TCG mode
     and profile that has more than one machine size."""
     if not shutil.which("gnuplot"):
         return None
     series: Dict[str, Dict[int, float]] = {}
-    cells = [c for per in stats.values() for c in per.values()]
-    stat = ("host_median" if cells and all(c.get("host_median") is not None
-                                           for c in cells) else "median")
+    every = [c for per in cells.values() for c in per.values()]
+    stat = ("host_median" if every and all(c.get("host_median") is not None
+                                           for c in every) else "median")
     for smp in samples:
-        med = stats[smp.setup][smp.variant].get(stat)
+        med = cells[smp.setup][smp.variant].get(stat)
         if med is not None and "x1x1" not in smp.setup:
             key = f"{smp.variant} ({smp.tcg}, {smp.profile})"
             series.setdefault(key, {})[smp.cpus] = med
@@ -398,81 +313,29 @@ def result_stem(suite: str, variants: Optional[List[Variant]] = None
     return "+".join([suite] + [var.name for var in variants])
 
 
-def load(path: Path) -> List[Sample]:
-    """The samples of a bench's JSON (bench/SUITE.json or the raw file)."""
-    try:
-        data = json.loads(path.read_text())
-        rows = data["samples"] if isinstance(data, dict) else data
-        return [Sample(**row) for row in rows]
-    except OSError as err:
-        raise LabError(f"cannot read {path}: {err.strerror}") from err
-    except (ValueError, KeyError, TypeError) as err:
-        raise LabError(f"{path} is not a bench result ({err})") from err
-
-
-def render_saved(path: Path) -> int:
-    """Print a saved bench's tables again, by both clocks: older results
-    (git show REV:bench/quick.json) get the host's clock table too."""
-    samples = load(path)
-    stats = medians(samples)
-    print("by the host's clock:\n" + render(stats, "host"))
-    print("\nby the guest's printk clock:\n" + render(stats))
-    pairs = pair_table(samples)
-    if pairs:
-        print("\nratios within each rep, by the host's clock:\n" + pairs)
-    phase = phase_table(samples)
-    if phase:
-        print("\nper-phase medians, ms:\n" + phase)
-    return 0
+def results(suite: str, reps: int, variants: Optional[List[Variant]],
+            samples: List[Sample]) -> dict:
+    """The results part of a bench record: the samples, and what
+    stats.py derives from them."""
+    return {"suite": suite, "reps": reps,
+            "command": command(suite, reps, variants),
+            "variants": [var.name for var in variants or VARIANTS],
+            "stats": stats.medians(samples),
+            "floors": [floor.to_dict() for floor in stats.floors(samples)],
+            "samples": [asdict(s) for s in samples]}
 
 
 def run(suite: str = "quick", reps: int = 3,
-        variants: Optional[List[Variant]] = None) -> int:
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        variants: Optional[List[Variant]] = None) -> record.Record:
+    """Boot the suite; its record, saved in results/ with the plot."""
+    started = record.now()
     samples = run_suite(suite, reps, variants)
-    stats = medians(samples)
-    host = render(stats, "host")
-    print("by the host's clock:\n" + host)
-    table = render(stats)
-    print("\nby the guest's printk clock:\n" + table)
-    pairs = pair_table(samples)
-    if pairs:
-        print("\nratios within each rep, by the host's clock:\n" + pairs)
-    phase = phase_table(samples)
-    if phase:
-        print("\nper-phase medians, ms (bringup_timing; ap-* summed over"
-              f" APs; {PRE_KICK}: host clock less the report's time from"
-              " the first kick):\n" + phase)
-    RESULTS.mkdir(exist_ok=True)
-    (BUILD / "bench").mkdir(parents=True, exist_ok=True)
-    raw = BUILD / "bench" / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    raw.write_text(json.dumps([asdict(s) for s in samples], indent=1))
+    rec = record.make("bench", all(s.verdict == "pass" for s in samples),
+                      results(suite, reps, variants, samples), started)
+    path = record.save(rec)
+    png = plot(samples, stats.medians(samples), path.with_suffix(".png"))
     stem = result_stem(suite, variants)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(
-        {"date": started, "suite": suite, "reps": reps,
-         "command": command(suite, reps, variants), "stats": stats,
-         "samples": [asdict(s) for s in samples]},
-        indent=1))
-    png = plot(samples, stats, RESULTS / f"{stem}.png")
-    (RESULTS / f"{stem}.md").write_text(
-        f"`{command(suite, reps, variants)}` "
-        f"({suite}, {reps} boots each, interleaved), {started}, "
-        f"on a 2-core Debian 12 machine, QEMU TCG.\n\n{HOST_CLOCK_NOTE}"
-        f"\n\n```\n{host}\n```\n\n{GUEST_CLOCK_NOTE}\n\n"
-        f"```\n{table}\n```\n"
-        f"\n`host busy`: host CPUs kept busy by QEMU's vCPU threads from "
-        f"the guest's first to its last bringup line, median (round-robin "
-        f"TCG: at most 1.00; below that, every vCPU was idle, waiting, "
-        f"part of the time).\n"
-        + (f"\n{PAIR_NOTE}\n\n```\n{pairs}\n```\n" if pairs else "")
-        + (f"\nWhere our kernel's bringup time goes (medians of its "
-           f"`bringup_timing` report, ms; control-CPU phases are wall "
-           f"time from the first kick, `ap-*` are summed over the APs; "
-           f"`{PRE_KICK}` is the bringup by the host's clock less the "
-           f"report's time from the first kick: the PREPARE states of all "
-           f"CPUs in parallel mode, of CPU 1 in serial mode):"
-           f"\n\n```\n{phase}\n```\n" if phase else ""))
-    print(f"lab: bench: raw {raw}, table {RESULTS / (stem + '.md')}"
-          + (f", plot {png}" if png else ""))
-    failed = sum(s.verdict != "pass" for s in samples)
-    return 1 if failed else 0
+    say(f"bench: record {path}" + (f", plot {png}" if png else "")
+        + f"; to keep it: cp {path} bench/{stem}.json && tools/bringup "
+        f"render bench/{stem}.json > bench/{stem}.md")
+    return rec

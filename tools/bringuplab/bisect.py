@@ -3,8 +3,9 @@ from pathlib import Path
 from typing import List
 
 from . import boot, initramfs, kernel, machine, tree, worktree
-from .errors import LabError
+from .errors import LabError, UsageError
 from .paths import BUILD
+from .progress import Progress
 
 # --boot: every patch's guest kernel boots this machine in both modes
 BOOT_CPUS, BOOT_TOPOLOGY = 8, "1x4x2"
@@ -37,19 +38,20 @@ def run(configs: List[str], first: int = 1, last: int = 0,
     partial run is never mistaken for a whole one.
     """
     if last and last < first:
-        raise LabError(f"--to {last}: before --from {first}")
+        raise UsageError(f"--to {last}: before --from {first}")
     revs = tree.git(["rev-list", "--reverse", "base..HEAD"]).split()
     if not revs:
-        raise LabError("no commits on top of base in build/linux")
+        raise UsageError("no commits on top of base in build/linux")
     if not 1 <= first <= len(revs):
-        raise LabError(f"--from {first}: the series has patches 1-"
-                       f"{len(revs)}")
+        raise UsageError(f"--from {first}: the series has patches 1-"
+                         f"{len(revs)}")
     last = last or len(revs)
     if last > len(revs):
-        raise LabError(f"--to {last}: the series has patches 1-"
-                       f"{len(revs)}")
+        raise UsageError(f"--to {last}: the series has patches 1-"
+                         f"{len(revs)}")
     where = BUILD / "bisect" / "linux"
     failed = 0
+    steps = Progress((last - first + 1) * len(configs), "kernel --each")
     for num, rev in enumerate(revs, 1):
         if not first <= num <= last:
             continue
@@ -70,6 +72,7 @@ def run(configs: List[str], first: int = 1, last: int = 0,
                 state, failed = f"FAIL ({err})", failed + 1
             print(f"bisect: {num:02d}/{len(revs)} {config}: {state}: "
                   f"{subject}", flush=True)
+            steps.done(f"patch {num} {config}")
     builds = (last - first + 1) * len(configs)
     print(f"bisect: patches {first}-{last} of {len(revs)}: "
           f"{builds - failed} passed, {failed} failed")

@@ -1,16 +1,20 @@
 """One boot: QEMU with a timeout, the console saved, the log judged."""
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import IO, Iterator, List, Optional, Set
 
 from . import hostcpu, kconfig, machine as machmod, monitor, parse
 from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
+from .errors import InfraError
 
 # An RCU stall fails a boot anyway; panicking on it makes the kernel print
 # every CPU's backtrace (panic_print=0x40), which shows who held things up,
@@ -68,7 +72,8 @@ def kernel_nr_cpus(kernel: Path) -> int:
 
 
 def check_accel(accel: str) -> None:
-    """Only TCG boots Linux here; say why when KVM is asked for."""
+    """Only TCG boots Linux here; say why when KVM is asked for (a
+    usage error)."""
     if accel == "tcg":
         return
     if accel != "kvm":
@@ -80,6 +85,61 @@ def check_accel(accel: str) -> None:
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         raise LabError("--accel kvm: /dev/kvm is not usable; use --tcg")
     raise LabError("--accel kvm is not supported by the lab; use --tcg")
+
+
+# The QEMU processes running now, for stop_all(); once it ran, no boot
+# starts any more in this process.
+_LIVE: Set["subprocess.Popen[bytes]"] = set()
+_LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def stop_all() -> int:
+    """Start no more boots and kill every QEMU running now (Ctrl-C: boots
+    in flight under --jobs must not run to their 15-30 min timeouts, nor
+    the queued ones start). How many were killed."""
+    with _LIVE_LOCK:
+        _STOPPING.set()
+        procs = list(_LIVE)
+    for proc in procs:
+        proc.kill()
+    return len(procs)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Within it, SIGINT (Ctrl-C, or kill -INT from a CI runner, which
+    does not reach QEMU) kills every QEMU at once, then raises
+    KeyboardInterrupt as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum: int, frame: object) -> None:
+        stop_all()
+        raise KeyboardInterrupt
+    before = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _start(argv: List[str], logf: IO[str]) -> "subprocess.Popen[bytes]":
+    """Popen QEMU, registered for stop_all(); KeyboardInterrupt once
+    stop_all() ran."""
+    with _LIVE_LOCK:
+        if _STOPPING.is_set():
+            raise KeyboardInterrupt
+        try:
+            proc = subprocess.Popen(argv, stdout=logf,
+                                    stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            raise InfraError("qemu-system-x86_64 not found: run "
+                             "`bringup setup` (apt)") from None
+        _LIVE.add(proc)
+    return proc
 
 
 def watch(proc: "subprocess.Popen[bytes]", log: Path, spec: BootSpec
@@ -108,7 +168,7 @@ def watch(proc: "subprocess.Popen[bytes]", log: Path, spec: BootSpec
 def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     """Boot once; return the judged result. The log is always kept."""
     if not spec.kernel.is_file():
-        raise LabError(f"no kernel at {spec.kernel}: run `bringup kernel`")
+        raise InfraError(f"no kernel at {spec.kernel}: run `bringup kernel`")
     LOGS.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = LOGS / f"{spec.label}-{stamp}-{os.getpid()}.log"
@@ -124,13 +184,7 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
     with log.open("w") as logf:
         logf.write("# " + " ".join(argv) + "\n")
         logf.flush()
-        try:
-            proc = subprocess.Popen(argv, stdout=logf,
-                                    stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
-        except FileNotFoundError:
-            raise LabError("qemu-system-x86_64 not found: run "
-                           "`bringup setup` (apt)") from None
+        proc = _start(argv, logf)
         if spec.host_cpu:
             probe = hostcpu.Probe(proc.pid, log)
             probe.start()
@@ -146,10 +200,15 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
             if probe:
                 probe.stop()
             sock.unlink(missing_ok=True)
             mondir.rmdir()
+    if _STOPPING.is_set():
+        # Killed by stop_all(): no verdict to give
+        raise KeyboardInterrupt
     wall = time.monotonic() - started
     text = log.read_text(errors="replace")
     qemu_err = [ln for ln in text.splitlines()[:5]

@@ -1,5 +1,6 @@
 """`make check`: every stage of the lab, counted, ending in one
-'N passed, N failed' line.
+'N passed, N failed' line and the path of the run's record (results/),
+the JSON summary a CI system keeps.
 
 The kernel is built from patches/ applied to a scratch worktree at base
 (build/check/linux), never from the developer's tree, so a green check
@@ -7,15 +8,17 @@ on a work machine means the same as a green CI run.
 """
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, TextIO, Tuple
 
 from . import (boot, checkpatch, initramfs, kernel, machine as machmod,
-               matrix, packages, parse, tree, worktree)
+               matrix, packages, parse, record, tree, worktree)
 from .errors import LabError
 from .paths import BUILD, ROOT
+from .progress import of_boots
 
 # Trees and their out dirs are siblings named alike (linux, out-NAME) so
 # that with CCACHE_BASEDIR every tree compiles to the same ccache keys.
@@ -27,10 +30,17 @@ class Tally:
     passed: int = 0
     failed: int = 0
     failures: List[str] = field(default_factory=list)
+    steps: List[dict] = field(default_factory=list)
+    # Where the PASS/FAIL lines go: stdout, or stderr under --json
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
 
     def add(self, name: str, ok: bool, detail: str = "") -> bool:
-        print(f"check: {'PASS' if ok else 'FAIL'} {name}"
-              + (f": {detail}" if detail else ""), flush=True)
+        self.say(f"check: {'PASS' if ok else 'FAIL'} {name}"
+                 + (f": {detail}" if detail else ""))
+        self.steps.append({"name": name, "ok": ok, "detail": detail})
         if ok:
             self.passed += 1
         else:
@@ -58,7 +68,7 @@ def unit_tests(tally: Tally) -> None:
     tally.add(f"unit tests ({passed} passed)", proc.returncode == 0,
               last[0] if proc.returncode else "")
     if proc.returncode:
-        print(proc.stdout[-3000:])
+        tally.say(proc.stdout[-3000:])
 
 
 def shellcheck(tally: Tally) -> None:
@@ -100,13 +110,15 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
         early_symbols_outside_bss(tally, images[0])
     initrd = initramfs.build(CHECK_TREE, kernel=images[0])
     rows = matrix.run(matrix_name, images[0], initrd,
-                      expect_modes=bool(tree.series_files()))
-    print(matrix.render(rows), flush=True)
+                      expect_modes=bool(tree.series_files()),
+                      done=of_boots(len(matrix.entries(matrix_name)),
+                                    f"boots of {matrix_name}"))
+    tally.say(matrix.render(rows))
     for row in rows:
         tally.add(f"boot {row.entry.name}", row.ok,
                   "; ".join(row.problems + row.result.reasons)[:200])
         if not row.ok:
-            print_excerpt(row.result.log)
+            print_excerpt(row.result.log, tally.out)
     return images[0], initrd
 
 
@@ -172,23 +184,63 @@ def hang_watch(tally: Tally, image: Path, initrd: Path) -> None:
               "; ".join(problems) or f"{took:.0f} s, {state}")
 
 
-def print_excerpt(log: str) -> None:
+def print_excerpt(log: str, out: Optional[TextIO] = None) -> None:
     """Where a failed boot went wrong, from its console log: CI keeps only
     what check prints."""
+    out = out or sys.stdout
     try:
         text = Path(log).read_text(errors="replace")
     except OSError as err:
-        print(f"check: no console log to show ({err})")
+        print(f"check: no console log to show ({err})", file=out)
         return
     where = "around the first splat" if parse.splats(text) \
         else "its last lines"
-    print(f"--- {log}, {where} ---")
-    print(parse.excerpt(text))
-    print("--- end of excerpt ---", flush=True)
+    print(f"--- {log}, {where} ---", file=out)
+    print(parse.excerpt(text), file=out)
+    print("--- end of excerpt ---", file=out, flush=True)
 
 
-def run(quick: bool = False) -> int:
-    tally = Tally()
+# The host's clock, the metric every benchmark claim is in, read by the
+# probe in a real boot: QEMU's vCPU threads found by name under /proc, the
+# bringup lines caught as QEMU writes them (hostcpu.py). Round-robin TCG
+# as the benchmark's target machine; 8 vCPUs for a bringup long enough
+# to time.
+HOST_CLOCK_CPUS = 8
+
+
+def host_clock(tally: Tally, image: Path, initrd: Path) -> None:
+    """A boot timed by the host's clock, as bench and compare time
+    theirs: the check fails if the probe returns nothing."""
+    mach = machmod.make(HOST_CLOCK_CPUS, "2x2x2")
+    spec = boot.BootSpec(mach, image, initrd, label="host-clock",
+                         host_cpu=True)
+    res = boot.run(spec, quiet=True)
+    problems = []
+    if res.verdict != "pass":
+        problems.append(f"verdict {res.verdict}: "
+                        + "; ".join(res.reasons)[:150])
+    if res.host_wall_ms is None or res.host_vcpu_ms is None:
+        problems.append("the host-CPU probe measured nothing")
+    elif res.host_wall_ms <= 0 or res.host_vcpu_ms <= 0:
+        problems.append(f"the probe measured {res.host_wall_ms} ms wall, "
+                        f"{res.host_vcpu_ms} ms of vCPU threads")
+    tally.add(f"host clock read by the probe ({HOST_CLOCK_CPUS} vCPUs)",
+              not problems, "; ".join(problems) or
+              f"bringup {res.host_wall_ms} ms by the host, vCPU threads "
+              f"{res.host_vcpu_ms} ms, log {res.log}")
+
+
+# What each config's boots are followed by (besides its matrix).
+AFTER_MATRIX = {"guest": host_clock, "debug": hang_watch}
+CONFIGS = (("guest", "check"), ("debug", "debug"), ("kasan", "kasan"))
+
+
+def run(quick: bool = False, out: Optional[TextIO] = None
+        ) -> record.Record:
+    """Every step; the run's record, saved in results/ (its path printed
+    last)."""
+    started = record.now()
+    tally = Tally(out=out or sys.stdout)
     packages.ensure(list(packages.NEEDS))
     unit_tests(tally)
     shellcheck(tally)
@@ -197,12 +249,15 @@ def run(quick: bool = False) -> int:
                           if not tree.is_tree() else "present") \
         and patches(tally)
     if not quick and applied:
-        for config, name in (("guest", "check"), ("debug", "debug"),
-                             ("kasan", "kasan")):
+        for config, name in CONFIGS:
             booted = build_and_boot(tally, config, name)
-            if booted and config == "debug":
-                hang_watch(tally, *booted)
+            if booted and config in AFTER_MATRIX:
+                AFTER_MATRIX[config](tally, *booted)
     if tally.failures:
-        print("failed: " + ", ".join(tally.failures))
-    print(f"{tally.passed} passed, {tally.failed} failed")
-    return 1 if tally.failed else 0
+        tally.say("failed: " + ", ".join(tally.failures))
+    tally.say(f"{tally.passed} passed, {tally.failed} failed")
+    rec = record.make("check", not tally.failed, {
+        "quick": quick, "passed": tally.passed, "failed": tally.failed,
+        "failures": tally.failures, "steps": tally.steps}, started)
+    tally.say(f"check: record {record.save(rec)}")
+    return rec

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Set
 
-from .errors import LabError
+from .errors import InfraError
 from .paths import PATCHES, TREE
 from .tree import series_files
 
@@ -39,7 +39,7 @@ def exceptions(path: Path = EXCEPTIONS) -> Dict[str, Set[str]]:
             continue
         parts = line.split(None, 2)
         if len(parts) < 3:
-            raise LabError(f"{path}:{num}: want '<patch> <TYPE> <why>'")
+            raise InfraError(f"{path}:{num}: want '<patch> <TYPE> <why>'")
         allowed.setdefault(patch_key(parts[0]), set()).add(parts[1])
     return allowed
 
@@ -47,7 +47,7 @@ def exceptions(path: Path = EXCEPTIONS) -> Dict[str, Set[str]]:
 def check(patch: Path, allowed: Set[str], tree: Path = TREE) -> PatchReport:
     script = tree / "scripts/checkpatch.pl"
     if not script.is_file():
-        raise LabError(f"no {script}: run `bringup tree` first")
+        raise InfraError(f"no {script}: run `bringup tree` first")
     proc = subprocess.run(["perl", str(script), "--strict", "--show-types",
                            "--no-summary", "--terse", str(patch)],
                           cwd=tree, capture_output=True, text=True,

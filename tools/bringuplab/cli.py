@@ -1,5 +1,6 @@
 """`bringup`: one command line for the lab (see README.md)."""
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -7,8 +8,9 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import (boot, checkpatch, initramfs, kconfig, kernel,
-               machine as machmod, matrix, packages, tree)
-from .errors import LabError
+               machine as machmod, matrix, packages, progress, record,
+               render, tree)
+from .errors import LabError, UsageError
 from .paths import out_dir
 
 
@@ -16,9 +18,9 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports bad usage as one line, exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise LabError(f"usage: {message} (see `bringup {self.prog.split()[-1]}"
-                       " --help`)" if " " in self.prog else
-                       f"usage: {message}")
+        name = self.prog.split()[-1]
+        raise UsageError(f"usage: {message} (see `bringup {name} --help`)"
+                         if " " in self.prog else f"usage: {message}")
 
 
 def cmd_setup(_: argparse.Namespace) -> int:
@@ -43,14 +45,14 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     for name in args.config.split(","):
         kconfig.flavour(name)
     if not args.each and "," in args.config:
-        raise LabError("a comma list of configs needs --each")
+        raise UsageError("a comma list of configs needs --each")
     packages.ensure(["kernel"])
     if args.each:
         from . import bisect
         return bisect.run(args.config.split(","), args.first, args.last,
                           args.boot)
     if args.first != 1 or args.last or args.boot:
-        raise LabError("--from, --to and --boot need --each")
+        raise UsageError("--from, --to and --boot need --each")
     print(kernel.build(args.config))
     return 0
 
@@ -68,15 +70,15 @@ def _plan(text: str) -> List[str]:
              "smt-on")
     bad = [s for s in steps if s not in known]
     if bad:
-        raise LabError(f"unknown plan step '{bad[0]}' (known: "
-                       f"{', '.join(known)})")
+        raise UsageError(f"unknown plan step '{bad[0]}' (known: "
+                         f"{', '.join(known)})")
     return steps
 
 
 def cmd_boot(args: argparse.Namespace) -> int:
     boot.check_accel(args.accel)
     if args.silence < 0:
-        raise LabError("--silence must be 0 (off) or a number of seconds")
+        raise UsageError("--silence must be 0 (off) or a number of seconds")
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg, args.memory,
@@ -107,20 +109,28 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     packages.ensure(["boot", "initramfs"])
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
     rows = matrix.run(args.name, kern, initramfs.build(),
-                      expect_modes=bool(tree.series_files()))
-    print(matrix.render(rows))
+                      expect_modes=bool(tree.series_files()),
+                      done=progress.of_boots(len(matrix.entries(args.name)),
+                                             args.name))
+    failed = sum(not r.ok for r in rows)
     if args.json:
-        Path(args.json).write_text(json.dumps(
+        print(json.dumps(
             [dict(name=r.entry.name, ok=r.ok, problems=r.problems,
                   **r.result.to_dict()) for r in rows], indent=1))
-    failed = sum(not r.ok for r in rows)
-    print(f"{len(rows) - failed} passed, {failed} failed")
+    else:
+        print(matrix.render(rows))
+        print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
-def cmd_checkpatch(_: argparse.Namespace) -> int:
+def cmd_checkpatch(args: argparse.Namespace) -> int:
     reports = checkpatch.check_all()
-    bad = 0
+    bad = sum(bool(rep.findings) for rep in reports)
+    if args.json:
+        print(json.dumps([dict(patch=rep.patch, findings=rep.findings,
+                               excused=rep.excused) for rep in reports],
+                         indent=1))
+        return 1 if bad else 0
     for rep in reports:
         state = "clean" if not rep.findings else \
             f"{len(rep.findings)} findings"
@@ -128,24 +138,47 @@ def cmd_checkpatch(_: argparse.Namespace) -> int:
               + (f" ({rep.excused} excused)" if rep.excused else ""))
         for finding in rep.findings:
             print(f"  {finding}")
-        bad += bool(rep.findings)
     print(f"checkpatch: {len(reports)} patches, {bad} with findings")
     return 1 if bad else 0
 
 
-def cmd_demo(_: argparse.Namespace) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
-    return demo.run()
+    return demo.run(as_json=args.json)
+
+
+def show(rec: "record.Record", as_json: bool) -> int:
+    """A run's record on stdout, as markdown or as JSON; the exit
+    status it means."""
+    if as_json:
+        print(json.dumps(rec.to_dict(), indent=1))
+    else:
+        print(render.markdown(rec))
+    return 0 if rec.ok else 1
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """Print a record (or an older result file) again; boots nothing.
+    With --json, also what stats.py derives from a bench or compare
+    record. The exit status is 0 whatever the record says."""
+    rec = record.load(Path(args.file))
+    if args.json:
+        print(json.dumps(dict(rec.to_dict(), derived=render.derived(rec)),
+                         indent=1))
+    else:
+        print(render.markdown(rec))
+    return 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     if args.render:
-        return bench.render_saved(Path(args.render))
+        args.file = args.render
+        return cmd_render(args)
     bench.check_suite(args.suite, args.reps)
     variants = bench.pick_variants(args.variants)
     packages.ensure(list(packages.NEEDS))
-    return bench.run(args.suite, args.reps, variants)
+    return show(bench.run(args.suite, args.reps, variants), args.json)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -153,21 +186,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     count = len(tree.series_files())
     without = [compare.patch_number(n, count) for n in args.without or []]
     if args.reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
     configs = compare.config_names(args.config or [])
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg)
     packages.ensure(["kernel", "boot", "initramfs"])
-    return compare.run(mach, args.append or [], without, args.reps,
-                       configs)
+    return show(compare.run(mach, args.append or [], without, args.reps,
+                            configs), args.json)
 
 
 def cmd_states(args: argparse.Namespace) -> int:
     from . import states_report
     if args.reps < 1:
-        raise LabError("--reps must be at least 1")
+        raise UsageError("--reps must be at least 1")
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         None, args.tcg)
+    started = record.now()
     if args.logs:
         # Split the logs of earlier runs again (the kernel they booted
         # must still be the trace kernel built here, for its System.map)
@@ -177,22 +211,34 @@ def cmd_states(args: argparse.Namespace) -> int:
     else:
         packages.ensure(["kernel", "boot", "initramfs"])
         boots = states_report.run(mach, args.reps)
-    table = states_report.render(boots)
-    print(table)
-    print(f"lab: states: {states_report.save(boots, mach, table)}")
-    return 0
+    # Both modes or nothing (UsageError), before a record is kept
+    states_report.render(boots)
+    rec = record.make("states", True, states_report.results(boots, mach),
+                      started)
+    progress.say(f"states: record {record.save(rec)}")
+    return show(rec, args.json)
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
     from . import soak
-    return soak.run(args.boots, args.seed,
-                    [s for s in args.only.split(",") if s], args.jobs,
-                    args.entry, args.repeat)
+    # The tables of each scenario as it ends are progress; the record
+    # is the result
+    with contextlib.redirect_stdout(sys.stderr):
+        rec = soak.run(args.boots, args.seed,
+                       [s for s in args.only.split(",") if s], args.jobs,
+                       args.entry, args.repeat)
+    return show(rec, args.json)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """The PASS/FAIL lines are the report (stderr under --json, where the
+    record is stdout); the record's path comes last."""
     from . import check
-    return check.run(quick=args.quick)
+    rec = check.run(quick=args.quick,
+                    out=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(rec.to_dict(), indent=1))
+    return 0 if rec.ok else 1
 
 
 def _server_machine(p: argparse.ArgumentParser) -> None:
@@ -205,10 +251,19 @@ def _server_machine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tcg", default="single")
 
 
+def _json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print the results as JSON (progress stays on "
+                   "stderr)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     top = Parser(prog="bringup", description="Parallel CPU bringup lab: "
-                 "base -> tree -> kernel -> initramfs -> QEMU -> report.")
-    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+                 "base -> tree -> kernel -> initramfs -> QEMU -> report.",
+                 epilog="exit status: 0 pass, 1 a test failed, 2 usage, "
+                 "3 infrastructure (build, series, QEMU, apt)")
+    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser,
+                             title="commands", metavar="COMMAND")
     sub.add_parser("setup", help="install the Debian packages the lab uses")
     p = sub.add_parser("tree", help="unpack the base into build/linux, "
                        "git am the series (idempotent)")
@@ -218,8 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "patches/")
     p = sub.add_parser("kernel", help="build bzImage (O=build/out-CONFIG)")
     p.add_argument("--config", default="guest",
-                   help="guest (default), debug, kasan, nosmp; with "
-                   "--each a comma list")
+                   help=f"{', '.join(kconfig.FLAVOURS)} (default: "
+                   "guest); with --each a comma list")
     p.add_argument("--boot", action="store_true",
                    help="with --each: also boot each patch's guest kernel "
                    "on 8 vCPUs, parallel and cpuhp.parallel=0")
@@ -265,22 +320,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host-cpu", action="store_true",
                    help="also measure the host CPU QEMU's vCPU threads use "
                    "during the bringup")
-    p.add_argument("--json", action="store_true")
+    _json(p)
     p = sub.add_parser("matrix", help="run a named list of boots")
     p.add_argument("name", help=", ".join(matrix.MATRICES))
     p.add_argument("--kernel")
-    p.add_argument("--json", help="write the results to this file")
-    sub.add_parser("checkpatch", help="checkpatch.pl --strict every patch")
-    sub.add_parser("demo", help="32 vCPUs, default vs cpuhp.parallel=0")
+    _json(p)
+    _json(sub.add_parser("checkpatch",
+                         help="checkpatch.pl --strict every patch"))
+    _json(sub.add_parser("demo",
+                         help="32 vCPUs, default vs cpuhp.parallel=0"))
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", help="quick, full or rr64")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
                    "kernels and modes to boot (default: all five), e.g. "
                    "ours-parallel,ours-serial,upstream-parallel")
-    p.add_argument("--render", metavar="JSON", help="print the tables of "
-                   "a saved bench again (e.g. from git show "
-                   "REV:bench/quick.json), by both clocks; boots nothing")
+    p.add_argument("--render", metavar="JSON", help="the same as "
+                   "`bringup render JSON`; boots nothing")
+    _json(p)
+    p = sub.add_parser("render", help="print a record of results/ (or "
+                       "bench/) as markdown: bench, compare, check, soak, "
+                       "states")
+    p.add_argument("file", metavar="FILE")
+    _json(p)
     p = sub.add_parser("compare", help="A/B boots of one machine by "
                        "command line or without a patch, interleaved")
     _server_machine(p)
@@ -299,13 +361,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "(e.g. hz100, hz1000), booted with every --append "
                    "(repeat)")
     p.add_argument("--reps", type=int, default=3)
+    _json(p)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
     _server_machine(p)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--logs", nargs="+", help="split these console logs "
                    "of earlier states boots instead of booting")
+    _json(p)
     p = sub.add_parser("soak", help="the long reliability run")
+    _json(p)
     p.add_argument("--boots", type=int, default=300,
                    help="random machines in the matrix scenario")
     p.add_argument("--seed", type=int, default=1)
@@ -320,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")
+    _json(p)
     return top
 
 
@@ -327,18 +393,39 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
+            "render": cmd_render,
             "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
             "check": cmd_check}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """Run one command; the exit status says how it ended (errors.py):
+    0 pass, 1 a test failed, 2 usage, 3 infrastructure."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if not argv:
+            # `bringup` alone: what there is to run
+            print(build_parser().format_help())
+            return 0
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.cmd](args)
+        with boot.interruptible():
+            code = COMMANDS[args.cmd](args)
+        sys.stdout.flush()
+        return code
     except LabError as err:
         print(f"bringup: error: {err}", file=sys.stderr)
-        return 2
+        return err.exit_code
+    except BrokenPipeError:
+        return closed_pipe()
     except KeyboardInterrupt:
         print("bringup: interrupted", file=sys.stderr)
         return 130
 
+
+def closed_pipe() -> int:
+    """The reader of stdout went away (`bringup render X | head`): stop
+    quietly, and keep the interpreter's last flush from complaining."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141

@@ -2,18 +2,19 @@
 less one patch, booted in turn (A B C A B C ...) and compared by the host's
 clock and the series' per-phase report. What a changelog quotes when it
 says what a patch saved."""
-import json
 import statistics
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import List, Sequence
 
-from . import bench, boot, initramfs, kconfig, kernel, report
+from . import bench, boot, hostcpu, initramfs, kconfig, kernel, record, \
+    report, stats
 from . import machine as machmod
 from . import tree, worktree
-from .errors import LabError
+from .errors import InfraError, LabError, UsageError
 from .paths import BUILD
+from .progress import Progress, say
+from .samples import Sample
 
 OUT = BUILD / "compare"
 # Every arm boots our kernel with its per-phase report on.
@@ -42,25 +43,25 @@ def patch_number(text: str, count: int) -> int:
     try:
         number = int(text)
     except ValueError:
-        raise LabError(f"--without {text}: not a patch number") from None
+        raise UsageError(f"--without {text}: not a patch number") from None
     if not 1 <= number <= count:
-        raise LabError(f"--without {number}: the series has patches "
-                       f"1-{count}")
+        raise UsageError(f"--without {number}: the series has patches "
+                         f"1-{count}")
     return number
 
 
 def without_kernel(number: int) -> Path:
     """Build the guest kernel of base + the series without patch
     `number`, in a worktree of its own (the developer's tree is left
-    alone); LabError if the rest does not apply without it."""
+    alone); InfraError if the rest does not apply without it."""
     patches = tree.series_files()
     number = patch_number(str(number), len(patches))
     src = worktree.fresh(OUT / f"linux-without-{number}", "base")
     try:
         tree.apply_series(patches[:number - 1] + patches[number:], src)
     except LabError as err:
-        raise LabError(f"--without {number}: the other patches do not "
-                       f"apply without it ({err})") from None
+        raise InfraError(f"--without {number}: the other patches do not "
+                         f"apply without it ({err})") from None
     return kernel.build("guest", src, OUT / f"out-without-{number}",
                         tag=f"-without-{number}")
 
@@ -70,14 +71,14 @@ def config_names(configs: List[str]) -> List[str]:
     anything is built or installed."""
     for name in configs:
         if name == "guest":
-            raise LabError("--config guest: the default arms are already "
-                           "that kernel")
+            raise UsageError("--config guest: the default arms are already "
+                             "that kernel")
         if name == "nosmp":
-            raise LabError("--config nosmp: a compile-only flavour, it "
-                           "does not boot the machine's CPUs")
+            raise UsageError("--config nosmp: a compile-only flavour, it "
+                             "does not boot the machine's CPUs")
         kconfig.flavour(name)
     if len(set(configs)) != len(configs):
-        raise LabError("--config: the same flavour twice")
+        raise UsageError("--config: the same flavour twice")
     return configs
 
 
@@ -89,7 +90,7 @@ def arms(appends: List[str], without: List[int],
     if not appends:
         appends = [""]
     if len(set(map(arm_name, appends))) != len(appends):
-        raise LabError("--append: the same command line twice")
+        raise UsageError("--append: the same command line twice")
     ours = kernel.build("guest")
     out = [Arm(arm_name(a), a, ours) for a in appends]
     for flav in configs:
@@ -101,7 +102,7 @@ def arms(appends: List[str], without: List[int],
     return out
 
 
-def post_bringup(samples: List[bench.Sample], name: str) -> str:
+def post_bringup(samples: List[Sample], name: str) -> str:
     """Median and range of an arm's passing boots' post_bringup_ms (the
     guest's initcalls after the bringup, parse.CLOCKSOURCE_SWITCH)."""
     values = [s.post_bringup_ms for s in samples
@@ -113,19 +114,19 @@ def post_bringup(samples: List[bench.Sample], name: str) -> str:
             f"({report.fmt_ms(min(values))}-{report.fmt_ms(max(values))})")
 
 
-def ratio_rows(samples: List[bench.Sample], names: List[str]
+def ratio_rows(samples: List[Sample], names: List[str]
                ) -> List[List[str]]:
     """Each arm against the first: ratio of medians and the median (and
     range) of the ratios within a rep, by the host's clock; then the
     guest's time after the bringup."""
     setup = samples[0].setup if samples else ""
-    cells = bench.medians(samples).get(setup, {})
+    cells = stats.medians(samples).get(setup, {})
     first = cells.get(names[0], {}).get("host_median")
     rows = []
     for name in names:
         cell = cells.get(name, {})
         med = cell.get("host_median")
-        ratios = bench.rep_ratios(samples, setup, name, names[0])
+        ratios = stats.rep_ratios(samples, setup, name, names[0])
         rows.append([
             name, report.fmt_ms(med),
             f"{report.fmt_ms(cell.get('host_min'))}-"
@@ -138,7 +139,7 @@ def ratio_rows(samples: List[bench.Sample], names: List[str]
     return rows
 
 
-def render(samples: List[bench.Sample], names: List[str]) -> str:
+def render(samples: List[Sample], names: List[str]) -> str:
     """The host-clock table, then the per-phase medians."""
     text = report.table(
         ["arm", "median ms", "min-max", "boots", f"x {names[0]}",
@@ -155,32 +156,39 @@ def render(samples: List[bench.Sample], names: List[str]) -> str:
 
 
 def run(mach: machmod.Machine, appends: List[str], without: List[int],
-        reps: int, configs: Sequence[str] = ()) -> int:
+        reps: int, configs: Sequence[str] = ()) -> record.Record:
+    """Boot the arms in turn, `reps` times; the run's record, saved in
+    results/. InfraError if a passing boot went untimed by the host's
+    clock, which is all this compares."""
     if reps < 1:
-        raise LabError("--reps must be at least 1")
-    print("lab: compare: " + tree.create())
+        raise UsageError("--reps must be at least 1")
+    started = record.now()
+    say("compare: " + tree.create())
     todo = arms(appends, without, configs)
     initrd = initramfs.build()
     name = machine_name(mach)
-    samples: List[bench.Sample] = []
+    samples: List[Sample] = []
+    steps = Progress(reps * len(todo), "compare")
     for rep in range(1, reps + 1):
         for arm in todo:
             append = " ".join(filter(None, [TIMING, arm.append]))
             res = boot.run(boot.BootSpec(mach, arm.kernel, initrd, append,
                                          ["cpus"], label=f"compare-{rep}",
-                                         host_cpu=True))
-            samples.append(bench.Sample(
+                                         host_cpu=True), quiet=True)
+            hostcpu.require(res.verdict, res.host_wall_ms, res.log)
+            samples.append(Sample(
                 name, mach.cpus, mach.tcg, mach.profile, arm.name, rep,
                 res.verdict, res.bringup_ms, res.mode, res.log,
                 dict(res.phases_us), res.host_wall_ms, res.host_vcpu_ms,
                 res.kick_total_us, res.post_bringup_ms))
+            steps.done(f"{arm.name} rep {rep}: {res.verdict}, "
+                       f"{res.host_wall_ms or '-'} ms by the host, "
+                       f"log {res.log}")
     names = [a.name for a in todo]
-    print(f"\n{name}, {reps} boots each, interleaved, by the host's "
-          "clock:\n" + render(samples, names))
-    OUT.mkdir(parents=True, exist_ok=True)
-    raw = OUT / f"compare-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    raw.write_text(json.dumps({"machine": name, "arms": names,
-                               "samples": [asdict(s) for s in samples]},
-                              indent=1))
-    print(f"lab: compare: raw {raw}")
-    return 1 if any(s.verdict != "pass" for s in samples) else 0
+    rec = record.make(
+        "compare", all(s.verdict == "pass" for s in samples),
+        {"machine": name, "arms": names, "reps": reps,
+         "floors": [f.to_dict() for f in stats.floors(samples)],
+         "samples": [asdict(s) for s in samples]}, started)
+    say(f"compare: record {record.save(rec)}")
+    return rec

@@ -1,11 +1,44 @@
-"""The one exception the lab raises for bad input or a failed step."""
+"""The errors the lab raises, each with the exit status the CLI gives it.
+
+  0  pass
+  1  a test failed (a boot, a check, a benchmark boot)
+  2  usage: bad input, or a state of the developer's tree to fix first
+  3  infrastructure: a build, a series that does not apply, a missing or
+     refusing QEMU, apt, a file of the lab itself
+
+A bare LabError is a usage error (exit 2); say InfraError where the
+machinery failed rather than the request.
+"""
 
 
 class LabError(Exception):
     """An error the CLI prints as a single line (no traceback)."""
 
+    exit_code = 2
 
-class QemuRefused(LabError):
+
+class UsageError(LabError):
+    """The command line or the developer's tree asks for what cannot be
+    done."""
+
+    exit_code = 2
+
+
+class InfraError(LabError):
+    """A step of the lab's machinery failed: nothing to do with the
+    kernel under test or the command line."""
+
+    exit_code = 3
+
+
+class BootFailed(LabError):
+    """A boot that had to pass did not: a test failure, not an error of
+    the lab."""
+
+    exit_code = 1
+
+
+class QemuRefused(InfraError):
     """QEMU would not start the machine; `log` keeps what it said."""
 
     def __init__(self, message: str, log: str) -> None:

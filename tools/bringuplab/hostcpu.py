@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from . import parse
+from .errors import InfraError
 
 START = re.compile(parse.START_TEXT.encode())
 END = re.compile(parse.END_TEXT.encode())
@@ -116,3 +117,15 @@ class Probe(threading.Thread):
                     elif start is not None:
                         self.result = HostCpu((now - start[0]) * 1000.0,
                                               (used - start[1]) / 1e6)
+
+
+def require(verdict: str, wall_ms: Optional[float], log: str) -> None:
+    """A boot that passed must have been timed by the host's clock, the
+    clock a benchmark reports: without it its rows would silently drop
+    out of the tables. InfraError if the probe found nothing."""
+    if verdict == "pass" and wall_ms is None:
+        raise InfraError(
+            "the host-CPU probe measured nothing in a boot that passed "
+            f"(log {log}): QEMU's vCPU threads ('{VCPU_SUFFIX}') were not "
+            "found under /proc, or the bringup lines not seen in time; "
+            "no host-clock figure can be given")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-from .errors import LabError
+from .errors import InfraError
 from .paths import BUILD, GUEST, TREE
 
 SELFTESTS = "tools/testing/selftests/cpu-hotplug"
@@ -56,7 +56,7 @@ def shared_libs(program: str) -> List[str]:
     proc = subprocess.run(["ldd", program], capture_output=True, text=True,
                           check=False)
     if proc.returncode != 0:
-        raise LabError(f"cannot list libraries of {program}")
+        raise InfraError(f"cannot list libraries of {program}")
     return re.findall(r"(/\S+\.so[.\d]*)", proc.stdout)
 
 
@@ -64,7 +64,7 @@ def _file(name: str, path: Path, mode: int = 0o755) -> Entry:
     try:
         return Entry(name, stat.S_IFREG | mode, path.read_bytes())
     except OSError as err:
-        raise LabError(f"initramfs: cannot read {path}: {err.strerror}") \
+        raise InfraError(f"initramfs: cannot read {path}: {err.strerror}") \
             from None
 
 
@@ -88,7 +88,7 @@ def entries(tree: Path = TREE,
         items["lab/bzImage"] = _file("lab/bzImage", kernel, 0o644)
     tests = sorted((tree / SELFTESTS).glob("*.sh"))
     if not tests:
-        raise LabError(f"no selftests in {tree / SELFTESTS}")
+        raise InfraError(f"no selftests in {tree / SELFTESTS}")
     for test in tests:
         name = f"lab/selftests/cpu-hotplug/{test.name}"
         items[name] = _file(name, test)

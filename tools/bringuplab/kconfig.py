@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from .errors import LabError
+from .errors import InfraError, UsageError
 from .paths import KCONFIG
 from .run import run
 
@@ -54,7 +54,7 @@ def parse(text: str) -> Dict[str, str]:
 def fragment_path(name: str) -> Path:
     path = KCONFIG / f"{name}.config"
     if not path.is_file():
-        raise LabError(f"no config fragment {path}")
+        raise UsageError(f"no config fragment {path}")
     return path
 
 
@@ -62,8 +62,8 @@ def flavour(name: str) -> Flavour:
     try:
         return FLAVOURS[name]
     except KeyError:
-        raise LabError(f"unknown config '{name}' (known: "
-                       f"{', '.join(FLAVOURS)})") from None
+        raise UsageError(f"unknown config '{name}' (known: "
+                         f"{', '.join(FLAVOURS)})") from None
 
 
 def expected(flav: Flavour) -> Dict[str, str]:
@@ -95,5 +95,5 @@ def configure(tree: Path, out: Path, name: str) -> None:
     run(["make", "-s", f"O={out}", "olddefconfig"], cwd=tree, quiet=True)
     bad = mismatches(expected(flav), (out / ".config").read_text())
     if bad:
-        raise LabError(f"config '{name}': {len(bad)} requested options did "
-                       f"not stick: {'; '.join(bad[:4])}")
+        raise InfraError(f"config '{name}': {len(bad)} requested options did "
+                         f"not stick: {'; '.join(bad[:4])}")

@@ -6,16 +6,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 from . import kconfig, worktree
-from .errors import LabError
+from .errors import InfraError
 from .paths import BUILD, LOGS, OVERLAY, TREE, out_dir
 from .run import output
 
 # Flavours built with the lab overlay (lab/patches/: fault injection) on
 # top of the series; every other flavour is the series alone.
 OVERLAY_FLAVOURS = ("debug",)
+
+
+# The .config of every kernel built in this process, by the name of its
+# build log without "kernel-" (NAME and TAG): what a run's record hashes.
+BUILT: Dict[str, Path] = {}
 
 
 def ensure_config(tree: Path, out: Path, name: str) -> None:
@@ -61,7 +66,7 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
         errors = [ln.rstrip() for ln in log.read_text().splitlines()
                   if "error" in ln.lower()]
         first = errors[0] if errors else f"make exit {ret}"
-        raise LabError(f"kernel build failed: {first} (log: {log})")
+        raise InfraError(f"kernel build failed: {first} (log: {log})")
 
 
 def overlay_tree(src: Path) -> Path:
@@ -80,7 +85,7 @@ def overlay_tree(src: Path) -> Path:
         subprocess.run(["git", "-C", str(dest), "am", "--abort"],
                        capture_output=True, check=False)
         first = (proc.stdout + proc.stderr).strip().splitlines()[:1]
-        raise LabError(f"lab overlay does not apply on {head[:12]}: "
+        raise InfraError(f"lab overlay does not apply on {head[:12]}: "
                        f"{first[0] if first else 'git am failed'}")
     return dest
 
@@ -91,13 +96,14 @@ def build(name: str = "guest", tree: Path = TREE, out: Path = None,
     Flavours in OVERLAY_FLAVOURS build tree's HEAD plus the lab overlay."""
     out = out or out_dir(name)
     if not (tree / "Makefile").is_file():
-        raise LabError(f"no kernel tree at {tree}: run `bringup tree`")
+        raise InfraError(f"no kernel tree at {tree}: run `bringup tree`")
     if name in OVERLAY_FLAVOURS and any(OVERLAY.glob("*.patch")):
         tree = overlay_tree(tree)
     ensure_config(tree, out, name)
     started = time.monotonic()
     log = LOGS / f"kernel-{name}{tag}.log"
     make(tree, out, ["bzImage"], log)
+    BUILT[f"{name}{tag}"] = out / ".config"
     image = out / "arch/x86/boot/bzImage"
     print(f"lab: kernel '{name}' built in "
           f"{time.monotonic() - started:.0f} s: {image}", file=sys.stderr)

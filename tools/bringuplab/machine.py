@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .errors import LabError
+from .errors import UsageError
 
 PROFILES = {
     # Skylake-SP: CONSTANT_TSC, init_udelay = 0, like a modern server.
@@ -138,11 +138,11 @@ class Machine:
 def parse_topology(text: str) -> Tuple[int, int, int]:
     match = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text)
     if not match:
-        raise LabError(f"topology '{text}' is not SOCKETSxCORESxTHREADS "
-                       "(e.g. 2x8x2)")
+        raise UsageError(f"topology '{text}' is not SOCKETSxCORESxTHREADS "
+                         "(e.g. 2x8x2)")
     sockets, cores, threads = (int(g) for g in match.groups())
     if min(sockets, cores, threads) < 1:
-        raise LabError(f"topology '{text}' has a zero field")
+        raise UsageError(f"topology '{text}' has a zero field")
     return sockets, cores, threads
 
 
@@ -150,7 +150,7 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
          profile: str = "intel", x2apic: Optional[bool] = None,
          tcg: str = "single", memory_mb: int = 0,
          nr_cpus: int = 512, high: int = 0) -> Machine:
-    """Validate the request and build a Machine (LabError if impossible).
+    """Validate the request and build a Machine (UsageError if impossible).
 
     Without a topology every CPU is its own socket (QEMU's plain -smp N).
     With `high`, that many of the CPUs take the topology's last slots and
@@ -158,44 +158,44 @@ def make(cpus: int, topology: Optional[str] = None, numa: int = 1,
     exactly when APIC IDs need it.
     """
     if profile not in PROFILES:
-        raise LabError(f"unknown profile '{profile}' (known: "
-                       f"{', '.join(PROFILES)})")
+        raise UsageError(f"unknown profile '{profile}' (known: "
+                         f"{', '.join(PROFILES)})")
     if tcg not in TCG_MODES:
-        raise LabError(f"unknown TCG mode '{tcg}' (single or multi)")
+        raise UsageError(f"unknown TCG mode '{tcg}' (single or multi)")
     if cpus < 1:
-        raise LabError("--cpus must be at least 1")
+        raise UsageError("--cpus must be at least 1")
     sockets, cores, threads = (parse_topology(topology) if topology
                                else (cpus, 1, 1))
     slots = sockets * cores * threads
     if not high and slots != cpus:
-        raise LabError(f"topology {sockets}x{cores}x{threads} is "
-                       f"{slots} CPUs, not --cpus {cpus}")
+        raise UsageError(f"topology {sockets}x{cores}x{threads} is "
+                         f"{slots} CPUs, not --cpus {cpus}")
     if high and not 0 < high < cpus <= slots:
-        raise LabError(f"--high {high}: between 1 and --cpus - 1, and "
-                       f"--cpus {cpus} at most the topology's {slots}")
+        raise UsageError(f"--high {high}: between 1 and --cpus - 1, and "
+                         f"--cpus {cpus} at most the topology's {slots}")
     if high and numa > 1:
-        raise LabError("--high needs --numa 1")
+        raise UsageError("--high needs --numa 1")
     # Cold-plugged or not, every slot is a CPU to QEMU and to the guest.
     what = (f"topology {sockets}x{cores}x{threads} has {slots} CPU slots"
             if high else f"{cpus} vCPUs")
     if slots > MAX_VCPUS:
-        raise LabError(f"{what}: the lab's q35 machine allows at most "
-                       f"{MAX_VCPUS}")
+        raise UsageError(f"{what}: the lab's q35 machine allows at most "
+                         f"{MAX_VCPUS}")
     if slots > nr_cpus:
-        raise LabError(f"{what} but the kernel has NR_CPUS={nr_cpus}")
+        raise UsageError(f"{what} but the kernel has NR_CPUS={nr_cpus}")
     if numa < 1 or numa > 4 or numa > cpus:
-        raise LabError(f"--numa {numa}: between 1 and min(4, cpus)")
+        raise UsageError(f"--numa {numa}: between 1 and min(4, cpus)")
     if (sockets * cores) % numa:
-        raise LabError(f"--numa {numa} does not divide the "
-                       f"{sockets * cores} cores evenly")
+        raise UsageError(f"--numa {numa} does not divide the "
+                         f"{sockets * cores} cores evenly")
     mach = Machine(cpus, sockets, cores, threads, numa, profile,
                    False, tcg, memory_mb, high)
     need = mach.max_apic_id() > XAPIC_MAX_ID
     if x2apic is None:
         x2apic = need
     if need and not x2apic:
-        raise LabError(f"topology {mach.topology} has APIC ID "
-                       f"{mach.max_apic_id()} > {XAPIC_MAX_ID}: needs "
-                       "--x2apic")
+        raise UsageError(f"topology {mach.topology} has APIC ID "
+                         f"{mach.max_apic_id()} > {XAPIC_MAX_ID}: needs "
+                         "--x2apic")
     return Machine(cpus, sockets, cores, threads, numa, profile, x2apic,
                    tcg, memory_mb, high)

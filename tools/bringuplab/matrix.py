@@ -4,7 +4,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import boot, machine as machmod, parse, report
 from .errors import LabError, QemuRefused
@@ -206,10 +206,11 @@ class Row:
         return self.result.verdict == "pass" and not self.problems
 
 
-def run(name: str, kernel: Path, initrd: Path,
-        expect_modes: bool) -> List[Row]:
+def run(name: str, kernel: Path, initrd: Path, expect_modes: bool,
+        done: Optional[Callable[[Row], None]] = None) -> List[Row]:
     """Boot every entry of a named matrix."""
-    return run_entries(entries(name), kernel, initrd, expect_modes)
+    return run_entries(entries(name), kernel, initrd, expect_modes,
+                       done=done)
 
 
 def missing_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
@@ -273,14 +274,22 @@ def shared_order(todo: List[Entry]) -> List[int]:
 
 
 def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
-                expect_modes: bool, jobs: int = 1) -> List[Row]:
+                expect_modes: bool, jobs: int = 1,
+                done: Optional[Callable[[Row], None]] = None) -> List[Row]:
     """Boot every entry, rows in the order of `todo`; with expect_modes
     the dmesg bringup mode must match the entry's (parallel by default,
     serial with the flag). Round-robin TCG boots, one host thread each,
     run `jobs` at a time, largest first; MTTCG boots run alone, as their
     vCPU threads need every host core (starved vCPUs make RCU stall
-    warnings)."""
+    warnings). `done` is told of each row as it is judged (progress).
+    """
     nr_cpus = boot.kernel_nr_cpus(kernel)
+
+    def counted(entry: Entry) -> Row:
+        row = one(entry)
+        if done:
+            done(row)
+        return row
 
     def one(entry: Entry) -> Row:
         try:
@@ -292,14 +301,15 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
             result = parse.refused(str(err), entry.cpus, err.log)
         return _judge(entry, result, expect_modes)
     if jobs <= 1:
-        return [one(entry) for entry in todo]
+        return [counted(entry) for entry in todo]
     rows: Dict[int, Row] = {}
     shared = shared_order(todo)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        rows.update(zip(shared, pool.map(lambda i: one(todo[i]), shared)))
+        rows.update(zip(shared, pool.map(lambda i: counted(todo[i]),
+                                         shared)))
     for i, entry in enumerate(todo):
         if i not in rows:
-            rows[i] = one(entry)
+            rows[i] = counted(entry)
     return [rows[i] for i in range(len(todo))]
 
 

@@ -21,15 +21,14 @@ Scenarios, each a list of boots with a verdict per boot:
 """
 import random
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Dict, List, Optional
 
 from . import initramfs, kernel, matrix, packages, report, tree
 from .errors import LabError
 from .matrix import SERIAL, Entry
-from .paths import ROOT
-
-RESULTS = ROOT / "soak"
+from . import record
+from .progress import Progress
 
 SIZES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
 WEIGHTS = [3, 6, 3, 8, 4, 10, 5, 10, 4, 8, 2, 4, 1, 1]
@@ -166,8 +165,8 @@ def _pick(todo: Dict[str, List[Entry]], names: List[str],
     for name in names:
         if name not in known:
             raise LabError(f"unknown soak entry '{name}' (see the names in "
-                           "soak/last*.md; matrix ones depend on --boots "
-                           "and --seed)")
+                           "its record in results/; matrix ones depend on "
+                           "--boots and --seed)")
     return {scen: [replace(e, name=f"{e.name}#{i}" if repeat > 1 else e.name)
                    for e in entries if e.name in names
                    for i in range(1, repeat + 1)]
@@ -176,7 +175,10 @@ def _pick(todo: Dict[str, List[Entry]], names: List[str],
 
 def run(boots: int = 300, seed: int = 1,
         only: Optional[List[str]] = None, jobs: int = 1,
-        entries: Optional[List[str]] = None, repeat: int = 1) -> int:
+        entries: Optional[List[str]] = None, repeat: int = 1
+        ) -> record.Record:
+    """The soak; its record, saved in results/. What it prints as it
+    goes is progress (the command sends it to stderr)."""
     if jobs < 1:
         raise LabError(f"--jobs {jobs}: at least 1")
     if repeat < 1 or (repeat > 1 and not entries):
@@ -201,10 +203,18 @@ def run(boots: int = 300, seed: int = 1,
     initrd = initramfs.build()
     with_kernel = initramfs.build(kernel=image)
     modes = bool(tree.series_files())
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    started = record.now()
     began = time.monotonic()
     sums: List[Summary] = []
     tables: List[str] = []
+    booted: List[dict] = []
+    steps = Progress(sum(len(todo[s]) for s in SCENARIOS
+                         if not only or s in only), "soak")
+
+    def done(row: matrix.Row) -> None:
+        # `name`: the scenario the loop below is booting
+        booted.append(boot_record(name, row))
+        steps.done(row.entry.name)
     for name in SCENARIOS:
         if (only and name not in only) or not todo[name]:
             continue
@@ -215,13 +225,14 @@ def run(boots: int = 300, seed: int = 1,
                         if e.name.startswith(flavour + "-")]
                 if mine:
                     rows += matrix.run_entries(mine, kernel.build(flavour),
-                                               initrd, modes, jobs)
+                                               initrd, modes, jobs, done)
         elif name == "faults":
             rows = matrix.run_entries(todo[name], kernel.build("debug"),
-                                      initrd, modes, jobs)
+                                      initrd, modes, jobs, done)
         else:
             rd = with_kernel if name == "kexec" else initrd
-            rows = matrix.run_entries(todo[name], image, rd, modes, jobs)
+            rows = matrix.run_entries(todo[name], image, rd, modes, jobs,
+                                      done)
         tables.append(f"{name}:\n{matrix.render(rows)}")
         print(tables[-1], flush=True)
         verdicts = [("pass" if r.ok else
@@ -242,17 +253,27 @@ def run(boots: int = 300, seed: int = 1,
         + (f" --only {','.join(only)}" if only else "")
         + "".join(f" --entry {e}" for e in entries or [])
         + (f" --repeat {repeat}" if repeat > 1 else ""))
-    RESULTS.mkdir(exist_ok=True)
-    # A run of some scenarios or entries only does not overwrite the full
-    # run's record.
-    record = RESULTS / ("last.md" if whole else "last-entries.md" if entries
-                        else f"last-{'-'.join(only or [])}.md")
-    record.write_text(
-        f"`{command}` ({jobs} at a time), {started}, "
-        f"{(time.monotonic() - began) / 60:.0f} min, on a 2-core Debian 12 "
-        f"machine, QEMU TCG, series of {len(tree.series_files())} "
-        f"patches:\n\n```\n{summary}\n{tried - bad} passed, {bad} failed"
-        f"\n```\n\nEvery boot:\n\n```\n" + "\n\n".join(tables)
-        + "\n```\n")
-    print(f"lab: soak: results in {record}, console logs in build/logs")
-    return 1 if bad else 0
+    rec = record.make("soak", not bad, {
+        "command": command, "jobs": jobs,
+        "minutes": round((time.monotonic() - began) / 60, 1),
+        "series": len(tree.series_files()),
+        "scenarios": [asdict(s) for s in sums],
+        "passed": tried - bad, "failed": bad, "boots": booted}, started)
+    print(f"lab: soak: record {record.save(rec)}, console logs in "
+          "build/logs")
+    return rec
+
+
+def boot_record(scenario: str, row: matrix.Row) -> dict:
+    """One boot of the soak as its record keeps it."""
+    res = row.result
+    verdict = "pass" if row.ok else (
+        "fail" if res.verdict == "pass" else res.verdict)
+    return {"scenario": scenario, "name": row.entry.name,
+            "tcg": row.entry.tcg,
+            "apic": "x2apic" if "x2apic" in res.apic else "xapic",
+            "verdict": verdict, "mode": res.mode,
+            "cpus": f"{res.cpus_online}/{res.cpus_expected}",
+            "bringup_ms": res.bringup_ms,
+            "why": "; ".join(dict.fromkeys(row.problems + res.reasons)),
+            "log": res.log}

@@ -8,7 +8,6 @@ round-robin TCG a callback's wall time also holds the time slices of
 other runnable vCPUs, and tracing slows the boot: compare the modes and
 the shares within one run, not the milliseconds across runs.
 """
-import json
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -16,10 +15,8 @@ from typing import Dict, List
 
 from . import boot, initramfs, kernel, machine as machmod, parse, report, \
     states
-from .errors import LabError
-from .paths import ROOT
-
-RESULTS = ROOT / "bench"
+from .errors import BootFailed, InfraError, LabError, UsageError
+from .progress import Progress
 APPEND = "trace_event=cpuhp bringup_timing"
 MODES = {"parallel": APPEND, "serial": APPEND + " cpuhp.parallel=0"}
 # The states of the x86 bringup itself: the kick (INIT/SIPI/SIPI) and
@@ -49,11 +46,11 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
     if res.bringup_ms is None or res.mode not in MODES:
         raise LabError(f"states: no bringup and mode in {log}")
     if res.steps.get("trace") != "pass":
-        raise LabError(f"states: no complete trace in {log}")
+        raise UsageError(f"states: no complete trace in {log}")
     try:
         split = states.per_state(text, symbols)
     except (states.TraceError, KeyError) as err:
-        raise LabError(f"states: {log}: {err}") from None
+        raise UsageError(f"states: {log}: {err}") from None
     return Boot(res.mode, log, res.bringup_ms, res.phases_us,
                 {k: asdict(v) for k, v in split.items()})
 
@@ -61,7 +58,7 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
 def symbols_of(kern: Path) -> states.Symbols:
     system_map = kern.parents[3] / "System.map"
     if not system_map.is_file():
-        raise LabError(f"states: no {system_map} beside the kernel")
+        raise InfraError(f"states: no {system_map} beside the kernel")
     return states.Symbols(system_map.read_text())
 
 
@@ -70,21 +67,22 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
     symbols = symbols_of(kern)
     initrd = initramfs.build()
     boots: List[Boot] = []
+    steps = Progress(reps * len(MODES), "states")
     for rep in range(reps):
         for mode, append in MODES.items():
             spec = boot.BootSpec(mach, kern, initrd, append,
                                  ["cpus", "trace"], 0, f"states-{mode}")
             res = boot.run(spec, quiet=True)
             if res.verdict != "pass":
-                raise LabError(f"states: {mode} boot {rep + 1} did not "
-                               f"pass ({'; '.join(res.reasons)}), log "
-                               f"{res.log}")
+                raise BootFailed(f"states: {mode} boot {rep + 1} did not "
+                                 f"pass ({'; '.join(res.reasons)}), log "
+                                 f"{res.log}")
             one = analyse(res.log, symbols)
             boots.append(one)
-            print(f"lab: states: {mode} {rep + 1}/{reps}: bringup "
-                  f"{one.bringup_ms:.0f} ms, states "
-                  f"{sum(s['total_us'] for s in one.states.values()) / 1000:.0f}"
-                  f" ms summed, log {res.log}", flush=True)
+            summed = sum(s["total_us"] for s in one.states.values())
+            steps.done(f"{mode} {rep + 1}/{reps}: bringup "
+                       f"{one.bringup_ms:.0f} ms, states "
+                       f"{summed / 1000:.0f} ms summed, log {res.log}")
     return boots
 
 
@@ -104,8 +102,8 @@ def render(boots: List[Boot], top: int = 15) -> str:
                         for b in by_mode[mode]]) / 1000.0
 
     if any(not by_mode[m] for m in MODES):
-        raise LabError("states: need boots of both modes (parallel and "
-                       "cpuhp.parallel=0)")
+        raise UsageError("states: need boots of both modes (parallel and "
+                         "cpuhp.parallel=0)")
     names = sorted({n for b in boots for n in b.states},
                    key=lambda n: -max(state_ms("serial", n),
                                       state_ms("parallel", n)))
@@ -161,14 +159,13 @@ def command(mach: machmod.Machine, reps: int) -> str:
     return cmd + (f" --reps {reps}" if reps != 1 else "")
 
 
-def save(boots: List[Boot], mach: machmod.Machine, table: str) -> Path:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "states.json").write_text(
-        json.dumps([asdict(b) for b in boots], indent=1))
-    out = RESULTS / "states.md"
-    machine = (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
-               f"node(s), {mach.profile}, TCG {mach.tcg}")
+def machine_text(mach: machmod.Machine) -> str:
+    return (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
+            f"node(s), {mach.profile}, TCG {mach.tcg}")
+
+
+def results(boots: List[Boot], mach: machmod.Machine) -> dict:
+    """The results part of a states record."""
     reps = sum(1 for b in boots if b.mode == "serial")
-    out.write_text(f"# Bringup split by hotplug state\n\n{machine}: "
-                   f"`{command(mach, reps)}`\n\n```\n{table}\n```\n")
-    return out
+    return {"machine": machine_text(mach), "command": command(mach, reps),
+            "reps": reps, "boots": [asdict(b) for b in boots]}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import base as basemod
-from .errors import LabError
+from .errors import InfraError, UsageError
 from .paths import BUILD, PATCHES, ROOT, TREE
 from .run import output
 
@@ -38,7 +38,7 @@ def series_at(rev: str, repo: Path = ROOT) -> List[Path]:
     names = [n for n in names if re.fullmatch(r"\d{4}-.*\.patch", n)
              and not n.startswith("0000-")]
     if not names:
-        raise LabError(f"no series in patches/ at {rev}")
+        raise InfraError(f"no series in patches/ at {rev}")
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     for name in names:
@@ -91,11 +91,11 @@ def unpack(base: basemod.Base, dest: Path = TREE) -> None:
             tar.extractall(tmp)  # trusted: checksummed Debian tarball
     except (tarfile.TarError, OSError, EOFError) as err:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise LabError(f"cannot unpack {base.tarball}: {err}") from None
+        raise InfraError(f"cannot unpack {base.tarball}: {err}") from None
     tops = list(tmp.iterdir())
     if len(tops) != 1 or not (tops[0] / "Makefile").is_file():
         shutil.rmtree(tmp, ignore_errors=True)
-        raise LabError(f"{base.tarball} does not hold one kernel tree")
+        raise InfraError(f"{base.tarball} does not hold one kernel tree")
     src = tops[0]
     strip_debian_ignore(src / ".gitignore")
     output(["git", "init", "-q", "-b", "main", str(src)])
@@ -125,8 +125,8 @@ def apply_series(patches: List[Path], tree: Path = TREE) -> None:
         subprocess.run(["git", "-C", str(tree), "am", "--abort"],
                        capture_output=True, check=False)
         git(["reset", "-q", "--hard", "base"], tree)
-        raise LabError(f"series does not apply: {failed or 'git am failed'}"
-                       f" ({detail}); tree left at base")
+        raise InfraError(f"series does not apply: {failed or 'git am failed'}"
+                         f" ({detail}); tree left at base")
 
 
 def is_tree(tree: Path = TREE) -> bool:
@@ -143,16 +143,16 @@ def create(reset: bool = False, tree: Path = TREE,
         pinned = basemod.load()
         unpack(basemod.fetch(pinned), tree)
     if git(["status", "--porcelain", "--untracked-files=no"], tree).strip():
-        raise LabError(f"{tree} has uncommitted changes; commit them and "
-                       "run `bringup export`, or `git stash` them")
+        raise UsageError(f"{tree} has uncommitted changes; commit them and "
+                         "run `bringup export`, or `git stash` them")
     want = [patch_id(p.read_text(errors="replace")) for p in patches]
     have = tree_ids(tree)
     if have == want:
         return f"tree up to date: base + {len(want)} patches"
     if have and not reset:
-        raise LabError(f"{tree} holds {len(have)} commits that differ from "
-                       "patches/: `bringup export` them, or rebuild the tree "
-                       "with `bringup tree --reset`")
+        raise UsageError(f"{tree} holds {len(have)} commits that differ "
+                         "from patches/: `bringup export` them, or rebuild "
+                         "the tree with `bringup tree --reset`")
     apply_series(patches, tree)
     return f"tree at base + {len(patches)} patches"
 
@@ -160,9 +160,9 @@ def create(reset: bool = False, tree: Path = TREE,
 def export(tree: Path = TREE, patches: Path = PATCHES) -> int:
     """Write base..HEAD as patches/NNNN-*.patch; keep the cover letter."""
     if not is_tree(tree):
-        raise LabError(f"no work tree at {tree}: run `bringup tree` first")
+        raise InfraError(f"no work tree at {tree}: run `bringup tree` first")
     if git(["status", "--porcelain", "--untracked-files=no"], tree).strip():
-        raise LabError(f"{tree} has uncommitted changes; commit them first")
+        raise UsageError(f"{tree} has uncommitted changes; commit them first")
     tmp = BUILD / "export.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     git(["format-patch", "-q", "--zero-commit", "--no-signature",
