@@ -52,7 +52,32 @@ def test_kvm_is_refused_with_a_pointer_to_tcg():
     assert "--tcg" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_fault_entries_expect_the_failed_cpu_named_and_offline(tmp_path):
+def want(entry, topology: bool = False):
+    """An entry's expectations (mode unchecked, as without a series);
+    the topology only for logs from after the guest checked it."""
+    from dataclasses import replace
+    from bringuplab import matrix
+    out = matrix.expect(entry, modes=False)
+    return out if topology else replace(out, topologies=())
+
+
+def judged(entry, text: str, topology: bool = False):
+    from bringuplab import judge, parse
+    return judge.judge(parse.parse(text), want(entry, topology))
+
+
+def missing(entry, text: str):
+    """The entry's wanted lines the log lacks (judge's present rule)."""
+    from bringuplab import judge, parse
+    return judge.present(parse.parse(text), want(entry))
+
+
+def forbidden(entry, text: str):
+    from bringuplab import judge, parse
+    return judge.absent(parse.parse(text), want(entry))
+
+
+def test_fault_entries_expect_the_failed_cpu_named_and_offline():
     from bringuplab import matrix
     entry = matrix.fault("nosipi", 3)
     assert entry.expect_online == 7
@@ -60,48 +85,49 @@ def test_fault_entries_expect_the_failed_cpu_named_and_offline(tmp_path):
     assert "lab.cpu=3" in entry.append
     assert matrix.fault("nosipi", 3, parallel=False).append.endswith(
         matrix.SERIAL)
-    log = tmp_path / "boot.log"
-    log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
-                   "CPU#3\n")
-    assert matrix.missing_lines(entry.dmesg, str(log)) == []
-    log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
-                   "CPU#31\n")
-    assert matrix.missing_lines(entry.dmesg, str(log)) != []
+    assert missing(entry, "[ 20.1] smpboot: do_boot_cpu failed(-1) to "
+                   "wakeup CPU#3\n") == []
+    assert missing(entry, "[ 20.1] smpboot: do_boot_cpu failed(-1) to "
+                   "wakeup CPU#31\n") != []
 
 
 def test_expected_fault_line_is_excused_other_splats_are_not():
-    from bringuplab import matrix, parse
-    from pathlib import Path
+    from bringuplab import judge, matrix, parse
     log = (Path(__file__).parent / "logs" / "series-intel-16-timing.log"
            ).read_text()
     extra = "[ 10.8] smpboot: do_boot_cpu failed(-1) to wakeup CPU#3\n"
+    from bringuplab.judge import Expect
     entry = matrix.fault("nosipi", 3, cpus=16)
     entry = matrix.replace(entry, expect_online=16, plan=("cpus",))
-    res = parse.parse(log + extra, 16)
-    assert res.verdict == "fail"
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass", res.reasons
-    res = parse.parse(log + extra + "[ 11.0] WARNING: CPU: 1 PID: 1 at x\n",
-                      16)
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "fail"
+    assert judge.judge(parse.parse(log + extra),
+                       Expect(16, 16, 16)).status == "fail"
+    got = judged(entry, log + extra)
+    assert got.ok, got.reasons
+    got = judged(entry, log + extra + "[ 11.0] WARNING: CPU: 1 PID: 1 "
+                 "at x\n")
+    assert got.status == "fail"
 
 
 @pytest.mark.parametrize("kind", ["rmstall", "postalive"])
 def test_recovered_fault_logs_pass_only_with_their_lines(kind):
     """Real console logs of the debug kernel with smpboot_fault=<kind>:3:
     CPU 3 named and offline, the others up, onlining CPU 3 later fails."""
-    from bringuplab import matrix, parse
-    path = Path(__file__).parent / "logs" / f"fault-{kind}-cpu3-8.log"
+    from dataclasses import replace
+    from bringuplab import judge, matrix, parse
+    text = (Path(__file__).parent / "logs" / f"fault-{kind}-cpu3-8.log"
+            ).read_text()
     entry = matrix.fault(kind, 3)
-    assert matrix.missing_lines(entry.dmesg, str(path)) == []
-    res = parse.parse(path.read_text(), entry.expect_online)
-    assert res.verdict == "fail" and res.cpus_online == 7
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass", res.reasons
+    assert missing(entry, text) == []
+    assert parse.parse(text).cpus_online == 7
+    got = judged(entry, text)
+    assert got.ok, got.reasons
+    # without the entry's lines the failed CPU's splat fails the boot
+    unexcused = judge.judge(parse.parse(text),
+                            replace(want(entry), present=()))
+    assert [r.rule for r in unexcused.reasons] == ["splat"]
     # The line of the other recovery is not there.
     other = "postalive" if kind == "rmstall" else "rmstall"
-    assert matrix.missing_lines(matrix.fault(other, 3).dmesg, str(path))
+    assert missing(matrix.fault(other, 3), text)
 
 
 def test_unknown_fault_kind_is_a_lab_error():
@@ -115,7 +141,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
     """With jobs > 1 round-robin boots share the host, MTTCG boots run
     on their own afterwards; rows come back in the order asked for."""
     import threading
-    from bringuplab import boot, matrix, parse
+    from bringuplab import boot, matrix, result
     log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
     started: list = []
     running: list = []
@@ -127,7 +153,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
             running.append(spec.label)
             if spec.label.startswith("multi"):
                 assert running == [spec.label], running
-        res = parse.parse(log.read_text(), 1, log=str(log))
+        res = result.of_log(log.read_text(), spec.expectations(), str(log))
         with lock:
             running.remove(spec.label)
         return res
@@ -149,9 +175,14 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         monkeypatch, tmp_path, jobs):
     """QEMU refusing one machine fails that boot with QEMU's words; the
     other boots still run and pass (it used to abort the whole soak)."""
-    from bringuplab import boot, matrix, parse
+    from bringuplab import boot, matrix, result
     from bringuplab.errors import QemuRefused
-    log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
+    # with the topology check the guest prints today
+    log = tmp_path / "good-intel-1cpu.log"
+    log.write_text((Path(__file__).parent / "logs" / "good-intel-1cpu.log")
+                   .read_text().replace("present_count=1", "present_count=1"
+                                        " offline_stale= topology=ok "
+                                        "packages=1 cores=1 threads=1"))
     refused = tmp_path / "refused.log"
     refused.write_text("qemu-system-x86_64: nope\n")
 
@@ -159,7 +190,7 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         if spec.label.startswith("bad"):
             raise QemuRefused("QEMU refused the machine: qemu-system-x86_64:"
                               f" nope (log: {refused})", str(refused))
-        return parse.parse(log.read_text(), 1, log=str(log))
+        return result.of_log(log.read_text(), spec.expectations(), str(log))
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
     todo = [matrix.Entry("ok-0", 1), matrix.Entry("bad-1", 1),
@@ -168,9 +199,9 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
     rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=jobs)
     assert [r.ok for r in rows] == [True, False, False, True]
     for row in rows[1:3]:
-        assert row.result.verdict == "fail"
-        assert any("QEMU refused the machine" in r
-                   for r in row.result.reasons), row.result.reasons
+        assert row.result.verdict == "infra"
+        assert row.result.reasons == [
+            "QEMU refused the machine: qemu-system-x86_64: nope"]
 
 
 @pytest.mark.parametrize("parallel", [True, False])
@@ -194,16 +225,13 @@ def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
     parallel and serial: all 8 CPUs up, the warp named, the TSC clock
     off. The other mode's lines and another CPU's are not there."""
     from bringuplab import matrix, parse
-    path = Path(__file__).parent / "logs" / log
+    text = (Path(__file__).parent / "logs" / log).read_text()
     entry = matrix.fault("tscwarp", 6, parallel=parallel)
-    assert matrix.missing_lines(entry.dmesg, str(path)) == []
-    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
-    assert matrix.missing_lines(
-        matrix.fault("tscwarp", 6, parallel=not parallel).dmesg, str(path))
-    assert matrix.missing_lines(
-        matrix.fault("tscwarp", 5, parallel=parallel).dmesg, str(path))
+    assert missing(entry, text) == []
+    got = judged(entry, text)
+    assert got.ok and parse.parse(text).cpus_online == 8, got.reasons
+    assert missing(matrix.fault("tscwarp", 6, parallel=not parallel), text)
+    assert missing(matrix.fault("tscwarp", 5, parallel=parallel), text)
 
 
 @pytest.mark.parametrize("log", ["fault-tscwarp-cpu6-8.log",
@@ -211,12 +239,14 @@ def test_tscwarp_logs_pass_with_their_lines_only(parallel, log):
 def test_tsc_turned_off_fails_a_boot_which_did_not_ask_for_it(log):
     """The same logs judged as an ordinary boot: every CPU is up, but
     the TSC clock went off, which only a tscwarp entry may excuse."""
-    from bringuplab import parse
-    path = Path(__file__).parent / "logs" / log
-    res = parse.parse(path.read_text(), 8, plan=["cpus", "hotplug"])
-    assert res.cpus_online == 8
-    assert res.verdict == "fail"
-    assert [s.split(":")[0] for s in res.splats] == ["tsc-off"]
+    from bringuplab import judge, parse
+    from bringuplab.judge import Expect
+    facts = parse.parse((Path(__file__).parent / "logs" / log).read_text())
+    assert facts.cpus_online == 8
+    got = judge.judge(facts, Expect(8, 8, 8, ("cpus", "hotplug")))
+    assert got.status == "fail"
+    assert [r.rule for r in got.reasons] == ["splat"]
+    assert [s.split(":")[0] for s in facts.splats] == ["tsc-off"]
 
 
 def test_tscwarp_missed_by_the_all_cpu_test_fails():
@@ -224,21 +254,20 @@ def test_tscwarp_missed_by_the_all_cpu_test_fails():
     all-CPU test missed CPU 1's warp under host load, and only the
     point-to-point test of the hotplug step caught it: the boot fails on
     the missing all-CPU line, although the TSC clock went off."""
-    from bringuplab import matrix, parse
-    path = (Path(__file__).parent / "logs" /
-            "fault-tscwarp-cpu1-16-multi-all-cpu-test-missed.log")
+    from bringuplab import matrix
+    text = (Path(__file__).parent / "logs" /
+            "fault-tscwarp-cpu1-16-multi-all-cpu-test-missed.log").read_text()
     entry = matrix.fault("tscwarp", 1, 16, "multi")
-    missing = matrix.missing_lines(entry.dmesg, str(path))
-    assert len(missing) == 2
-    assert all("check_tsc_sync_all" in m or "across" in m for m in missing)
-    assert "check_tsc_sync_source failed" in path.read_text()
+    lacks = missing(entry, text)
+    assert len(lacks) == 2
+    assert all("check_tsc_sync_all" in m or "across" in m for m in lacks)
+    assert "check_tsc_sync_source failed" in text
     # The point-to-point test's TSC-off is not the one the entry asks
     # for, so it fails the boot as well.
-    res = parse.parse(path.read_text(), 16, plan=list(entry.plan))
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "fail"
-    assert any(s.startswith("tsc-off:") and "sync_source" in s
-               for s in res.splats)
+    got = judged(entry, text)
+    assert got.status == "fail"
+    assert any(r.rule == "splat" and "tsc-off:" in r.text
+               and "sync_source" in r.text for r in got.reasons)
 
 
 def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
@@ -275,26 +304,24 @@ def test_soak_pick_reruns_one_entry():
         soak._pick(todo, ["x"], 1)
 
 
-def test_noclaim_fault_must_not_need_the_lock_recovery(tmp_path):
+def test_noclaim_fault_must_not_need_the_lock_recovery():
     from bringuplab import matrix
     entry = matrix.fault("noclaim", 2)
     assert entry.expect_online == 7 and "online-fails" in entry.plan
-    log = tmp_path / "boot.log"
-    log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
-                   "CPU#2\n")
     # the AP must have said that it halted
-    assert matrix.missing_lines(entry.dmesg, str(log)) != []
-    log.write_text("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
-                   "CPU#2\n[ 20.1] smpboot: 1 AP(s) found no CPU number to"
-                   " claim for their APIC ID and halted; if CPUID "
-                   "misreports APIC IDs, boot with cpuhp.parallel=0\n")
-    assert matrix.missing_lines(entry.dmesg, str(log)) == []
-    assert matrix.present_lines(entry.absent, str(log)) == []
+    assert missing(entry, "[ 20.1] smpboot: do_boot_cpu failed(-1) to "
+                   "wakeup CPU#2\n") != []
+    halted = ("[ 20.1] smpboot: do_boot_cpu failed(-1) to wakeup "
+              "CPU#2\n[ 20.1] smpboot: 1 AP(s) found no CPU number to"
+              " claim for their APIC ID and halted; if CPUID "
+              "misreports APIC IDs, boot with cpuhp.parallel=0\n")
+    assert missing(entry, halted) == []
+    assert forbidden(entry, halted) == []
     # the AP kept the lock: the control CPU had to stop it
-    log.write_text("[ 50.1] smpboot: CPU#2 (APIC 0x2) is stuck with the "
-                   "real-mode stack lock held, stopping it\n[ 50.2] smpboot:"
-                   " do_boot_cpu failed(-1) to wakeup CPU#2\n")
-    assert matrix.present_lines(entry.absent, str(log)) != []
+    assert forbidden(entry, "[ 50.1] smpboot: CPU#2 (APIC 0x2) is stuck "
+                     "with the real-mode stack lock held, stopping it\n"
+                     "[ 50.2] smpboot: do_boot_cpu failed(-1) to wakeup "
+                     "CPU#2\n") != []
     # serial bringup: the fault has no effect, every CPU comes up
     serial = matrix.fault("noclaim", 2, parallel=False)
     assert serial.expect_online is None and "hotplug" in serial.plan
@@ -332,18 +359,16 @@ def test_tschide_log_passes_and_the_all_cpu_catch_does_not():
     entry: one CPU not compared, tested alone, its warp caught. The
     tscwarp boot, in which the all-CPU test caught the warp, does not:
     there was nothing left to test one by one."""
-    from bringuplab import matrix, parse
+    from bringuplab import matrix
     logs = Path(__file__).parent / "logs"
     entry = matrix.fault("tschide", 6)
-    path = logs / "fault-tschide-cpu6-8.log"
-    assert matrix.missing_lines(entry.dmesg, str(path)) == []
-    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
-    assert "check_tsc_sync_all" not in path.read_text()
-    warp = logs / "fault-tscwarp-cpu6-8.log"
-    missing = matrix.missing_lines(entry.dmesg, str(warp))
-    assert any("not compared" in m for m in missing)
+    text = (logs / "fault-tschide-cpu6-8.log").read_text()
+    assert missing(entry, text) == []
+    got = judged(entry, text, topology=True)
+    assert got.ok, got.reasons
+    assert "check_tsc_sync_all" not in text
+    warp = (logs / "fault-tscwarp-cpu6-8.log").read_text()
+    assert any("not compared" in m for m in missing(entry, warp))
 
 
 def test_tsclate_entry_wants_no_answer_and_no_measurement():
@@ -367,17 +392,15 @@ def test_tsclate_log_passes_and_the_tschide_log_does_not():
     entry: one CPU not compared, its point-to-point test unanswered for
     a second, the TSC turned off without a measurement. The tschide
     boot, whose CPU answered and whose warp was measured, does not."""
-    from bringuplab import matrix, parse
+    from bringuplab import matrix
     logs = Path(__file__).parent / "logs"
     entry = matrix.fault("tsclate", 3)
-    path = logs / "fault-tsclate-cpu3-8.log"
-    assert matrix.missing_lines(entry.dmesg, str(path)) == []
-    assert matrix.present_lines(entry.absent, str(path)) == []
-    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
-    hide = str(logs / "fault-tschide-cpu6-8.log")
+    text = (logs / "fault-tsclate-cpu3-8.log").read_text()
+    assert missing(entry, text) == []
+    assert forbidden(entry, text) == []
+    got = judged(entry, text, topology=True)
+    assert got.ok, got.reasons
+    hide = (logs / "fault-tschide-cpu6-8.log").read_text()
     late6 = matrix.fault("tsclate", 6)
-    assert any("no answer" in m for m in matrix.missing_lines(late6.dmesg,
-                                                              hide))
-    assert matrix.present_lines(late6.absent, hide) != []
+    assert any("no answer" in m for m in missing(late6, hide))
+    assert forbidden(late6, hide) != []
