@@ -96,7 +96,8 @@ CASES = [
      lambda t: replace_first(t, "offline_stale= ", "offline_stale=7:95 "),
      "(cpu:state): 7:95"),
     ("topology", "masks wrong after the bringup", 0,
-     lambda t: replace_first(t, "topology=ok", "topology=cpu5:thread_siblings"),
+     lambda t: replace_first(t, "topology=ok",
+                             "topology=cpu5:thread_siblings"),
      "(kernel 1): cpu5:thread_siblings does not match"),
     ("topology", "masks wrong after hotplug", 0,
      lambda t: replace_first(t, "cpus=31 topology=ok", "cpus=31 "

@@ -44,8 +44,8 @@ def test_a_fault_entry_wants_and_forbids_its_lines():
     assert matrix.expect(matrix.fault("nosipi", 3), True).online == 7
 
 
-def rows_of(monkeypatch, tmp_path: Path, text: str, entries: List[matrix.Entry],
-            modes: bool) -> List[matrix.Row]:
+def rows_of(monkeypatch, tmp_path: Path, text: str,
+            entries: List[matrix.Entry], modes: bool) -> List[matrix.Row]:
     """Run the entries, each boot showing `text`, its log named as
     boot.run names it."""
     def fake_run(spec: boot.BootSpec, quiet: bool = False):

@@ -204,7 +204,8 @@ def test_guest_steps_and_their_topology_checks():
     assert facts.step_topology == {"hotplug": "ok"}
     assert facts.topology_each == [parse.Topology("ok", 2, 16, 2, 32)]
     text = replace_first(load(TOPO_LOG), "result=pass cpus=31 topology=ok",
-                         "result=fail cpus=31 failures=2 topology=cpu3:die_cpus")
+                         "result=fail cpus=31 failures=2 "
+                         "topology=cpu3:die_cpus")
     facts = parse.parse(text)
     assert facts.steps == {"hotplug": "fail"}
     assert facts.step_topology == {"hotplug": "cpu3:die_cpus"}

@@ -355,6 +355,7 @@ def render(rows: List[Row]) -> str:
         why = "; ".join(res.reasons)
         body.append([row.entry.name, row.entry.tcg,
                      "x2apic" if "x2apic" in res.apic else "xapic",
-                     res.verdict, res.mode or "-", f"{res.cpus_online}/{res.cpus_expected}",
+                     res.verdict, res.mode or "-",
+                     f"{res.cpus_online}/{res.cpus_expected}",
                      report.fmt_ms(res.bringup_ms), why[:70]])
     return report.table(headers, body)
