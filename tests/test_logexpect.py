@@ -70,6 +70,7 @@ EIGHT = machine.make(8, "2x2x2", 2)
     (["cpuhp.parallel=0"], 8, 8, False),
     (["no_parallel_bringup"], 8, 8, False),
     (["cpuhp.parallel=xyz"], 8, 8, True),
+    (["maxcpus=two", "smpboot_fault=melt"], 8, 8, True),
     (["lab.plan=cpus,online-fails", "smpboot_fault=nosipi:3", "lab.cpu=3"],
      7, 7, True),
 ])
@@ -219,3 +220,26 @@ def test_judge_reproduces_a_matrix_runs_verdicts(monkeypatch, tmp_path):
         assert kept.known and kept.entry == row.entry
         assert (res.verdict, res.reasons) == (row.result.verdict,
                                               row.result.reasons)
+
+
+def test_every_matrix_and_soak_entry_is_known():
+    known = logexpect.known_entries()
+    names = [e.name for todo in matrix.MATRICES.values() for e in todo]
+    names += [e.name for todo in soak.fixed().values() for e in todo]
+    names += [e.name for e in soak.fault_entries()]
+    names += [e.name for f in soak.DEBUG_FLAVOURS
+              for e in soak.debug_entries(f)]
+    names += ["m-x2apic-ids-above-255-single"]
+    assert set(names) <= set(known)
+    assert known["nosmp"][0].expect_online == 1
+    assert known["debug-32-multi-serial"][0].cpus == 32
+
+
+def test_the_verdict_says_how_the_log_was_judged(tmp_path):
+    path = copy_as(tmp_path, "fault-tsclate-cpu3-8.log",
+                   "fault-tsclate-cpu3-8-single-20261202-101010-1234.log")
+    text = logexpect.render(*logexpect.rejudge(path))
+    assert "  judged as entry fault-tsclate-cpu3-8-single: 8 vCPUs" in text
+    text = logexpect.render(*logexpect.rejudge(LOGS / TOPO))
+    assert "  judged as a boot of series-intel-32-2x8x2-topology-hotplug:" \
+        in text

@@ -97,6 +97,13 @@ def param(params: List[str], name: str) -> Optional[str]:
     return values[-1] if values else None
 
 
+def number(params: List[str], name: str) -> Optional[int]:
+    """The value of a numeric kernel parameter; None without (or if the
+    kernel would not read it as a number either)."""
+    value = param(params, name)
+    return int(value) if value and value.isdigit() else None
+
+
 def before(plan: Tuple[str, ...], first: str, then: str) -> bool:
     """`first` runs before `then` in the plan."""
     return first in plan and (then not in plan
@@ -109,23 +116,24 @@ def derived(label: str, mach: machmod.Machine, params: List[str]
     for."""
     plan = tuple((param(params, "lab.plan") or "cpus").split(","))
     parallel = not set(SERIAL_PARAMS) & set(params)
-    fault = param(params, "smpboot_fault")
-    if fault and ":" in fault:
-        kind, cpu = fault.split(":", 1)
-        base = matrix.fault(kind, int(cpu), mach.cpus, mach.tcg, parallel)
+    fault = re.fullmatch(r"([a-z]+):(\d+)", param(params, "smpboot_fault")
+                         or "")
+    if fault:
+        base = matrix.fault(fault.group(1), int(fault.group(2)), mach.cpus,
+                            mach.tcg, parallel)
     else:
         base = matrix.Entry(label, mach.cpus, plan=plan,
                             parallel=parallel)
     online, boot_cpus = base.expect_online, base.expect_boot
-    maxcpus = param(params, "maxcpus")
-    if "nosmp" in params or maxcpus == "0":
+    maxcpus = number(params, "maxcpus")
+    if "nosmp" in params or maxcpus == 0:
         online = boot_cpus = 1
-    elif maxcpus and int(maxcpus) < mach.cpus:
-        boot_cpus = int(maxcpus)
+    elif maxcpus and maxcpus < mach.cpus:
+        boot_cpus = maxcpus
         online = None if before(plan, "online-all", "cpus") else boot_cpus
-    nr_cpus = param(params, "nr_cpus")
-    if nr_cpus and int(nr_cpus) < mach.cpus:
-        online = int(nr_cpus)
+    nr_cpus = number(params, "nr_cpus")
+    if nr_cpus and nr_cpus < mach.cpus:
+        online = nr_cpus
     if "nosmt" in params and mach.profile == "intel" and mach.threads > 1 \
             and not before(plan, "smt-on", "cpus"):
         online = mach.cpus // mach.threads
