@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import hostcpu, judge, kconfig, machine as machmod, monitor, parse
-from .result import BootResult, of_log
 from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
+from .result import BootResult, of_log
 
 # An RCU stall fails a boot anyway; panicking on it makes the kernel print
 # every CPU's backtrace (panic_print=0x40), which shows who held things up,
