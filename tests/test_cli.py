@@ -52,68 +52,90 @@ def test_kvm_is_refused_with_a_pointer_to_tcg():
     assert "--tcg" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_fault_entries_expect_the_failed_cpu_named_and_offline(tmp_path):
+def want(entry, topology: bool = False):
+    """An entry's expectations (mode unchecked, as without a series);
+    the topology only for logs from after the guest checked it."""
+    from dataclasses import replace
+    from bringuplab import matrix
+    out = matrix.expect(entry, modes=False)
+    return out if topology else replace(out, topologies=())
+
+
+def judged(entry, text: str, topology: bool = False):
+    from bringuplab import judge, parse
+    return judge.judge(parse.parse(text), want(entry, topology))
+
+
+def missing(entry, text: str):
+    """The entry's wanted lines the log lacks (judge's present rule)."""
+    from bringuplab import judge, parse
+    return judge.present(parse.parse(text), want(entry))
+
+
+def forbidden(entry, text: str):
+    from bringuplab import judge, parse
+    return judge.absent(parse.parse(text), want(entry))
+
+
+def test_fault_entries_expect_the_failed_cpu_named_and_offline():
     from bringuplab import matrix
     entry = matrix.fault("nosipi", 3)
     assert entry.expect_online == 7
     assert "smpboot_fault=nosipi:3" in entry.append
     assert "lab.cpu=3" in entry.append
-    assert matrix.fault("nosipi", 3, parallel=False).append.endswith(
-        matrix.SERIAL)
-    log = tmp_path / "boot.log"
-    log.write_text("[ 20.1] smpboot: CPU3 did not come up within 10 "
-                   "seconds, put back under INIT\n"
-                   "[ 20.2] smpboot: CPU3: starting it again, alone\n")
-    assert matrix.missing_lines(entry.dmesg, str(log)) == []
-    # Serial: no second start; parallel: the second start is required
     serial = matrix.fault("nosipi", 3, parallel=False)
-    assert all("again" not in p for p in serial.dmesg)
-    log.write_text("[ 20.1] smpboot: CPU3 did not come up within 10 "
-                   "seconds, put back under INIT\n")
-    assert matrix.missing_lines(serial.dmesg, str(log)) == []
-    assert matrix.missing_lines(entry.dmesg, str(log)) != []
-    log.write_text("[ 20.1] smpboot: CPU31 did not come up within 10 "
-                   "seconds, put back under INIT\n")
-    assert matrix.missing_lines(serial.dmesg, str(log)) != []
+    assert serial.append.endswith(matrix.SERIAL)
+    gave_up = ("[ 20.1] smpboot: CPU3 did not come up within 10 seconds, "
+               "put back under INIT\n")
+    again = "[ 20.2] smpboot: CPU3: starting it again, alone\n"
+    assert missing(entry, gave_up + again) == []
+    # Parallel: the second start alone is required; serial: not wanted
+    assert missing(entry, gave_up) != []
+    assert missing(serial, gave_up) == []
+    assert missing(serial, gave_up.replace("CPU3", "CPU31")) != []
 
 
 def test_expected_fault_line_is_excused_other_splats_are_not():
-    from bringuplab import matrix, parse
-    from pathlib import Path
+    from bringuplab import judge, matrix, parse
     log = (Path(__file__).parent / "logs" / "series-intel-16-timing.log"
            ).read_text()
     extra = ("[ 10.8] smpboot: CPU3 did not come up within 10 seconds, "
              "put back under INIT\n")
+    from bringuplab.judge import Expect
     entry = matrix.fault("nosipi", 3, cpus=16, parallel=False)
     entry = matrix.replace(entry, expect_online=16, plan=("cpus",))
-    res = parse.parse(log + extra, 16)
-    assert res.verdict == "fail"
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass", res.reasons
-    res = parse.parse(log + extra + "[ 11.0] WARNING: CPU: 1 PID: 1 at x\n",
-                      16)
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "fail"
+    assert judge.judge(parse.parse(log + extra),
+                       Expect(16, 16, 16)).status == "fail"
+    got = judged(entry, log + extra)
+    assert got.ok, got.reasons
+    got = judged(entry, log + extra + "[ 11.0] WARNING: CPU: 1 PID: 1 "
+                 "at x\n")
+    assert got.status == "fail"
 
 
 @pytest.mark.parametrize("kind,cpu,tcg,parallel", [
     ("nosipi", 3, "single", True), ("rmstall", 1, "multi", True),
     ("rmstall", 5, "single", False)])
 def test_fault_logs_pass_only_with_their_lines(kind, cpu, tcg, parallel):
-    """Real console logs of the debug kernel with smpboot_fault=<kind>:N:
-    CPU N given up, put under INIT (and tried alone once in a parallel
-    bringup), the others up, onlining CPU N later fails."""
-    from bringuplab import matrix, parse
+    """Real console logs of the debug kernel (series + lab overlay) with
+    smpboot_fault=<kind>:N: CPU N given up and put under INIT (in a
+    parallel bringup after a second start alone), the others up,
+    onlining CPU N later fails."""
+    from dataclasses import replace
+    from bringuplab import judge, matrix, parse
     entry = matrix.fault(kind, cpu, 8, tcg, parallel)
-    path = Path(__file__).parent / "logs" / f"v2-{entry.name}.log"
-    assert matrix.missing_lines(entry.dmesg, str(path)) == []
-    res = parse.parse(path.read_text(), entry.expect_online)
-    assert res.verdict == "fail" and res.cpus_online == 7
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass", res.reasons
+    text = (Path(__file__).parent / "logs" / f"v2-{entry.name}.log"
+            ).read_text()
+    assert missing(entry, text) == []
+    assert parse.parse(text).cpus_online == 7
+    got = judged(entry, text)
+    assert got.ok, got.reasons
+    # without the entry's lines the failed CPU's splat fails the boot
+    unexcused = judge.judge(parse.parse(text),
+                            replace(want(entry), present=()))
+    assert [r.rule for r in unexcused.reasons] == ["splat"]
     # Another CPU's lines are not there
-    other = matrix.fault(kind, cpu + 1, 8, tcg, parallel)
-    assert matrix.missing_lines(other.dmesg, str(path))
+    assert missing(matrix.fault(kind, cpu + 1, 8, tcg, parallel), text)
 
 
 def test_unknown_fault_kind_is_a_lab_error():
@@ -127,7 +149,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
     """With jobs > 1 round-robin boots share the host, MTTCG boots run
     on their own afterwards; rows come back in the order asked for."""
     import threading
-    from bringuplab import boot, matrix, parse
+    from bringuplab import boot, matrix, result
     log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
     started: list = []
     running: list = []
@@ -139,7 +161,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
             running.append(spec.label)
             if spec.label.startswith("multi"):
                 assert running == [spec.label], running
-        res = parse.parse(log.read_text(), 1, log=str(log))
+        res = result.of_log(log.read_text(), spec.expectations(), str(log))
         with lock:
             running.remove(spec.label)
         return res
@@ -161,9 +183,14 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         monkeypatch, tmp_path, jobs):
     """QEMU refusing one machine fails that boot with QEMU's words; the
     other boots still run and pass (it used to abort the whole soak)."""
-    from bringuplab import boot, matrix, parse
+    from bringuplab import boot, matrix, result
     from bringuplab.errors import QemuRefused
-    log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
+    # with the topology check the guest prints today
+    log = tmp_path / "good-intel-1cpu.log"
+    log.write_text((Path(__file__).parent / "logs" / "good-intel-1cpu.log")
+                   .read_text().replace("present_count=1", "present_count=1"
+                                        " offline_stale= topology=ok "
+                                        "packages=1 cores=1 threads=1"))
     refused = tmp_path / "refused.log"
     refused.write_text("qemu-system-x86_64: nope\n")
 
@@ -171,7 +198,7 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         if spec.label.startswith("bad"):
             raise QemuRefused("QEMU refused the machine: qemu-system-x86_64:"
                               f" nope (log: {refused})", str(refused))
-        return parse.parse(log.read_text(), 1, log=str(log))
+        return result.of_log(log.read_text(), spec.expectations(), str(log))
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
     todo = [matrix.Entry("ok-0", 1), matrix.Entry("bad-1", 1),
@@ -180,9 +207,9 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
     rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=jobs)
     assert [r.ok for r in rows] == [True, False, False, True]
     for row in rows[1:3]:
-        assert row.result.verdict == "fail"
-        assert any("QEMU refused the machine" in r
-                   for r in row.result.reasons), row.result.reasons
+        assert row.result.verdict == "infra"
+        assert row.result.reasons == [
+            "QEMU refused the machine: qemu-system-x86_64: nope"]
 
 
 @pytest.mark.parametrize("parallel", [True, False])
@@ -205,13 +232,12 @@ def test_tscwarp_logs_pass_with_their_lines_only(log):
     parallel and serial: all 8 CPUs up, the warp named by the serial
     test, the TSC clock off. Another CPU's lines are not there."""
     from bringuplab import matrix, parse
-    path = Path(__file__).parent / "logs" / log
+    text = (Path(__file__).parent / "logs" / log).read_text()
     entry = matrix.fault("tscwarp", 6)
-    assert matrix.missing_lines(entry.dmesg, str(path)) == []
-    res = parse.parse(path.read_text(), 8, plan=list(entry.plan))
-    matrix.excuse_expected(entry, res)
-    assert res.verdict == "pass" and res.cpus_online == 8, res.reasons
-    assert matrix.missing_lines(matrix.fault("tscwarp", 5).dmesg, str(path))
+    assert missing(entry, text) == []
+    got = judged(entry, text)
+    assert got.ok and parse.parse(text).cpus_online == 8, got.reasons
+    assert missing(matrix.fault("tscwarp", 5), text)
 
 
 @pytest.mark.parametrize("log", ["v2-fault-tscwarp-cpu6-8-single.log",
@@ -219,12 +245,14 @@ def test_tscwarp_logs_pass_with_their_lines_only(log):
 def test_tsc_turned_off_fails_a_boot_which_did_not_ask_for_it(log):
     """The same logs judged as an ordinary boot: every CPU is up, but
     the TSC clock went off, which only a tscwarp entry may excuse."""
-    from bringuplab import parse
-    path = Path(__file__).parent / "logs" / log
-    res = parse.parse(path.read_text(), 8, plan=["cpus", "hotplug"])
-    assert res.cpus_online == 8
-    assert res.verdict == "fail"
-    assert [s.split(":")[0] for s in res.splats] == ["tsc-off"]
+    from bringuplab import judge, parse
+    from bringuplab.judge import Expect
+    facts = parse.parse((Path(__file__).parent / "logs" / log).read_text())
+    assert facts.cpus_online == 8
+    got = judge.judge(facts, Expect(8, 8, 8, ("cpus", "hotplug")))
+    assert got.status == "fail"
+    assert [r.rule for r in got.reasons] == ["splat"]
+    assert [s.split(":")[0] for s in facts.splats] == ["tsc-off"]
 
 
 def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():

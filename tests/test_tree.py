@@ -42,8 +42,10 @@ def test_apply_then_idempotent(repo):
     work, patches = repo
     series = tree.series_files(patches)
     assert [p.name[:4] for p in series] == ["0001", "0002"]
-    assert "applied" not in tree.create(tree=work, patches=series)
-    assert "up to date" in tree.create(tree=work, patches=series)
+    assert tree.create(tree=work, patches=series) == \
+        "tree at base + 2 patches"
+    assert tree.create(tree=work, patches=series) == \
+        "tree up to date: base + 2 patches"
     assert (work / "smpboot.c").read_text().endswith("five\n")
 
 

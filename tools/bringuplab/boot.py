@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator, List, Optional, Set
 
-from . import hostcpu, kconfig, machine as machmod, monitor, parse
+from . import hostcpu, judge, kconfig, machine as machmod, monitor, parse
 from .errors import LabError, QemuRefused
 from .paths import LOGS, out_dir
 from .errors import InfraError
+from .result import BootResult, of_log
 
 # An RCU stall fails a boot anyway; panicking on it makes the kernel print
 # every CPU's backtrace (panic_print=0x40), which shows who held things up,
@@ -43,16 +44,25 @@ class BootSpec:
     plan: List[str] = field(default_factory=lambda: ["cpus"])
     timeout: float = 0
     label: str = "boot"
-    expect_online: Optional[int] = None   # default: every vCPU
-    expect_boot: Optional[int] = None     # CPUs the kernel brings up
     host_cpu: bool = False                # measure QEMU's vCPU threads
     silence: float = SILENCE_S            # quiet seconds that make a hang
+    # What the boot must show; None: expectations()'s default.
+    expect: Optional[judge.Expect] = None
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
         if self.append:
             parts.append(self.append)
         return " ".join(parts)
+
+    def expectations(self) -> judge.Expect:
+        """`expect`, or by default: every vCPU brought up and online,
+        every step of the plan passed, the machine's topology."""
+        if self.expect:
+            return self.expect
+        cpus = self.mach.cpus
+        return judge.Expect(cpus, cpus, cpus, tuple(self.plan),
+                            topologies=tuple(self.mach.linux_topologies()))
 
     def deadline(self) -> float:
         return self.timeout or 120 + 6 * self.mach.cpus
@@ -165,7 +175,7 @@ def watch(proc: "subprocess.Popen[bytes]", log: Path, spec: BootSpec
             return f"silent for {spec.silence:.0f} s"
 
 
-def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
+def run(spec: BootSpec, quiet: bool = False) -> BootResult:
     """Boot once; return the judged result. The log is always kept."""
     if not spec.kernel.is_file():
         raise InfraError(f"no kernel at {spec.kernel}: run `bringup kernel`")
@@ -210,17 +220,15 @@ def run(spec: BootSpec, quiet: bool = False) -> parse.BootResult:
         # Killed by stop_all(): no verdict to give
         raise KeyboardInterrupt
     wall = time.monotonic() - started
-    text = log.read_text(errors="replace")
-    qemu_err = [ln for ln in text.splitlines()[:5]
-                if ln.startswith("qemu-system-x86_64:")]
-    if qemu_err and "LAB: " not in text:
-        raise QemuRefused(f"QEMU refused the machine: {qemu_err[0]} "
-                          f"(log: {log})", str(log))
-    online = spec.expect_online or spec.mach.cpus
-    result = parse.parse(text, online, bool(hang), str(log), spec.plan,
-                         spec.expect_boot, hang,
-                         parse.Expected(spec.mach.cpus,
-                                        tuple(spec.mach.linux_topologies())))
+    if hang:
+        # The log says itself that the lab killed QEMU, for the judge
+        # and for `bringup judge` later.
+        with log.open("a") as logf:
+            logf.write(parse.killed_line(hang))
+    result = of_log(log.read_text(errors="replace"), spec.expectations(),
+                    str(log))
+    if result.verdict == judge.INFRA:
+        raise QemuRefused(f"{result.reasons[0]} (log: {log})", str(log))
     if probe and probe.result:
         result.host_wall_ms = round(probe.result.wall_ms, 1)
         result.host_vcpu_ms = round(probe.result.vcpu_ms, 1)

@@ -116,7 +116,7 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
     tally.say(matrix.render(rows))
     for row in rows:
         tally.add(f"boot {row.entry.name}", row.ok,
-                  "; ".join(row.problems + row.result.reasons)[:200])
+                  "; ".join(row.result.reasons)[:200])
         if not row.ok:
             print_excerpt(row.result.log, tally.out)
     return images[0], initrd
@@ -128,18 +128,24 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
 EARLY_SYMBOLS = ("smpboot_control",)
 
 
-def early_symbols_outside_bss(tally: Tally, image: Path) -> None:
-    """The variables the boot CPU reads before clear_bss() are in the
-    kernel image, not in .bss (System.map of the build)."""
-    sysmap = image.parents[3] / "System.map"
+def early_symbols_in_bss(system_map: str) -> Tuple[List[str], List[str]]:
+    """EARLY_SYMBOLS found in a System.map, and those of them at or
+    after __bss_start (all of them if it has none)."""
     addrs = {}
-    for line in sysmap.read_text().splitlines():
+    for line in system_map.splitlines():
         parts = line.split()
         if len(parts) == 3:
             addrs[parts[2]] = int(parts[0], 16)
     bss = addrs.get("__bss_start")
     found = [sym for sym in EARLY_SYMBOLS if sym in addrs]
-    wrong = [sym for sym in found if bss is None or addrs[sym] >= bss]
+    return found, [sym for sym in found if bss is None or addrs[sym] >= bss]
+
+
+def early_symbols_outside_bss(tally: Tally, image: Path) -> None:
+    """The variables the boot CPU reads before clear_bss() are in the
+    kernel image, not in .bss (System.map of the build)."""
+    found, wrong = early_symbols_in_bss(
+        (image.parents[3] / "System.map").read_text())
     name = image.parents[3].name
     tally.add(f"boot CPU's early variables outside .bss ({name})",
               bool(found) and not wrong,

@@ -230,6 +230,14 @@ def cmd_soak(args: argparse.Namespace) -> int:
     return show(rec, args.json)
 
 
+def cmd_judge(args: argparse.Namespace) -> int:
+    from . import logexpect
+    kept, result = logexpect.rejudge(Path(args.log))
+    print(logexpect.to_json(kept, result) if args.json
+          else logexpect.render(kept, result))
+    return logexpect.exit_code(result)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """The PASS/FAIL lines are the report (stderr under --json, where the
     record is stdout); the record's path comes last."""
@@ -382,6 +390,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --entry: boot each entry N times")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="boots at a time (default: host CPUs)")
+    p = sub.add_parser("judge", help="judge a kept console log again "
+                       "(exit 0 pass, 1 fail or hang, 3 infrastructure)")
+    p.add_argument("log", help="a console log the lab wrote (build/logs, "
+                   "a CI run's)")
+    p.add_argument("--json", action="store_true")
     p = sub.add_parser("check", help="the test command (make check)")
     p.add_argument("--quick", action="store_true",
                    help="unit tests and checkpatch only")
@@ -395,7 +408,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
             "render": cmd_render,
             "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
-            "check": cmd_check}
+            "check": cmd_check, "judge": cmd_judge}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

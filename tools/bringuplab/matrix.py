@@ -1,14 +1,13 @@
 """Named lists of boots, run in order and summarized."""
-import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from . import boot, machine as machmod, parse, report
+from . import boot, judge, machine as machmod, report
 from .errors import LabError, QemuRefused
-from .parse import BootResult
+from .result import BootResult, of_log
 
 
 @dataclass(frozen=True)
@@ -185,25 +184,51 @@ def entries(name: str) -> List[Entry]:
                        f"{', '.join(MATRICES)})") from None
 
 
-def spec(entry: Entry, kernel: Path, initrd: Path,
-         nr_cpus: int = 512) -> boot.BootSpec:
-    mach = machmod.make(entry.cpus, entry.topology, entry.numa,
+def machine(entry: Entry, nr_cpus: int = 512) -> machmod.Machine:
+    return machmod.make(entry.cpus, entry.topology, entry.numa,
                         entry.profile, entry.x2apic, entry.tcg,
                         nr_cpus=nr_cpus, high=entry.high)
-    return boot.BootSpec(mach, kernel, initrd, entry.append,
-                         list(entry.plan), entry.timeout, entry.name,
-                         entry.expect_online, entry.expect_boot)
+
+
+def expect(entry: Entry, modes: bool) -> judge.Expect:
+    """What a boot of `entry` must show; with `modes` (a kernel with the
+    series) also the bringup mode line of the entry's mode."""
+    online = entry.expect_online or entry.cpus
+    return judge.Expect(
+        entry.cpus, online,
+        online if entry.expect_boot is None else entry.expect_boot,
+        entry.plan, ("parallel" if entry.parallel else "serial")
+        if modes else None, entry.dmesg, entry.absent,
+        tuple(machine(entry).linux_topologies()))
+
+
+def spec(entry: Entry, kernel: Path, initrd: Path, nr_cpus: int = 512,
+         modes: bool = False) -> boot.BootSpec:
+    return boot.BootSpec(machine(entry, nr_cpus), kernel, initrd,
+                         entry.append, list(entry.plan), entry.timeout,
+                         entry.name, expect=expect(entry, modes))
+
+
+# The rules of judge.py only an entry asks for (the rest a plain boot
+# has too).
+ENTRY_RULES = ("mode", "present", "absent")
 
 
 @dataclass
 class Row:
     entry: Entry
     result: BootResult
-    problems: List[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.result.verdict == "pass" and not self.problems
+        return self.result.verdict == judge.PASS
+
+    @property
+    def problems(self) -> List[str]:
+        """The reasons of the entry's own rules (ENTRY_RULES)."""
+        return [why for why, rule in zip(self.result.reasons,
+                                         self.result.rules)
+                if rule in ENTRY_RULES]
 
 
 def run(name: str, kernel: Path, initrd: Path, expect_modes: bool,
@@ -213,57 +238,10 @@ def run(name: str, kernel: Path, initrd: Path, expect_modes: bool,
                        done=done)
 
 
-def missing_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
-    """'no line /pattern/' for each pattern the console log lacks."""
-    if not patterns:
-        return []
-    text = Path(log).read_text(errors="replace") if log else ""
-    return [f"no line /{pat}/" for pat in patterns
-            if not re.search(pat, text, re.M)]
-
-
-def present_lines(patterns: Tuple[str, ...], log: str) -> List[str]:
-    """'line /pattern/ present' for each pattern the log must not have."""
-    if not patterns or not log:
-        return []
-    text = Path(log).read_text(errors="replace")
-    return [f"line /{pat}/ present" for pat in patterns
-            if re.search(pat, text, re.M)]
-
-
-def excuse_expected(entry: Entry, result: BootResult) -> None:
-    """A splat line the entry asks for (an injected failure) is not a
-    failure of the boot; every other splat still is."""
-    if not entry.dmesg or result.verdict == "hang" or result.boots == 0:
-        # A hang stays a hang; with no kernel started there is nothing
-        # to excuse and the reason (e.g. QEMU's refusal) must stay.
-        return
-    result.splats = [s for s in result.splats
-                     if not any(re.search(p, s) for p in entry.dmesg)]
-    online = entry.expect_online or entry.cpus
-    result.reasons = parse.judge(
-        result, False, list(entry.plan),
-        online if entry.expect_boot is None else entry.expect_boot)
-    result.verdict = "fail" if result.reasons else "pass"
-
-
-def _judge(entry: Entry, result: BootResult, expect_modes: bool) -> Row:
-    row = Row(entry, result)
-    want = "parallel" if entry.parallel else "serial"
-    if expect_modes and entry.cpus == 1 and result.mode is None:
-        # No AP to start: either mode is right, but say which.
-        row.problems.append("no bringup mode line")
-    elif expect_modes and entry.cpus > 1 and result.mode != want:
-        row.problems.append(f"mode {result.mode}, expected {want}")
-    row.problems += missing_lines(entry.dmesg, result.log)
-    row.problems += present_lines(entry.absent, result.log)
-    excuse_expected(entry, result)
-    verdict = "pass" if row.ok else (
-        "fail" if result.verdict == "pass" else result.verdict)
-    print(f"lab: {entry.name}: {verdict}, {result.cpus_online}/"
-          f"{result.cpus_expected} online, log {result.log}",
-          file=sys.stderr, flush=True)
-    return row
+def refused(err: QemuRefused, want: judge.Expect) -> BootResult:
+    """The judged result of a machine QEMU would not start (its log)."""
+    text = Path(err.log).read_text(errors="replace")
+    return of_log(text, want, err.log)
 
 
 def shared_order(todo: List[Entry]) -> List[int]:
@@ -293,13 +271,16 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
 
     def one(entry: Entry) -> Row:
         try:
-            result = boot.run(spec(entry, kernel, initrd, nr_cpus),
-                              quiet=True)
+            result = boot.run(spec(entry, kernel, initrd, nr_cpus,
+                                   expect_modes), quiet=True)
         except QemuRefused as err:
-            # One machine QEMU will not start is one failed boot, not
-            # the end of a 300-boot run.
-            result = parse.refused(str(err), entry.cpus, err.log)
-        return _judge(entry, result, expect_modes)
+            # One machine QEMU will not start is one boot with an
+            # infrastructure error, not the end of a 300-boot run.
+            result = refused(err, expect(entry, expect_modes))
+        print(f"lab: {entry.name}: {result.verdict}, {result.cpus_online}/"
+              f"{result.cpus_expected} online, log {result.log}",
+              file=sys.stderr, flush=True)
+        return Row(entry, result)
     if jobs <= 1:
         return [counted(entry) for entry in todo]
     rows: Dict[int, Row] = {}
@@ -319,11 +300,10 @@ def render(rows: List[Row]) -> str:
     body = []
     for row in rows:
         res = row.result
-        why = "; ".join(row.problems + res.reasons)
+        why = "; ".join(res.reasons)
         body.append([row.entry.name, row.entry.tcg,
                      "x2apic" if "x2apic" in res.apic else "xapic",
-                     "pass" if row.ok else
-                     ("fail" if res.verdict == "pass" else res.verdict),
-                     res.mode or "-", f"{res.cpus_online}/{res.cpus_expected}",
+                     res.verdict, res.mode or "-",
+                     f"{res.cpus_online}/{res.cpus_expected}",
                      report.fmt_ms(res.bringup_ms), why[:70]])
     return report.table(headers, body)

@@ -1,7 +1,8 @@
-"""Console log -> BootResult. Pure functions, tested against real logs."""
+"""Console log -> Facts (no verdict: see judge.py). Pure functions,
+tested against real logs."""
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
 
 _TS = r"^\[\s*(\d+\.\d+)\]\s"
 # The first and the last line of the kernel's bringup of the APs.
@@ -34,9 +35,13 @@ MODE_REASON = re.compile(r"parallel bringup disabled: (.*?)\s*$", re.M)
 APIC_MODE = re.compile(
     r"(?:APIC: )?(?:Switched|Setting) APIC routing to[: ]+(.*?)\.?$", re.M)
 LAB_LINE = re.compile(r"^LAB: (.*)$", re.M)
+# Appended by the lab (boot.py) when it kills QEMU: the boot hung.
+KILLED = re.compile(r"^# lab: killed: (.*)$", re.M)
+QEMU_PREFIX = "qemu-system-x86_64: "
 TAP_RESULT = re.compile(r"^(ok|not ok) \d+ (.*?)(?: # (SKIP|.*))?$", re.M)
 
-# What makes a boot fail however many CPUs came up.
+# Lines the kernel prints when something went wrong, by kind (judge.py
+# fails a boot on any the boot's entry does not ask for).
 SPLATS = [
     ("WARN", re.compile(r"WARNING: CPU: \d+ PID: \d+|"
                         r"------------\[ cut here \]------------")),
@@ -85,56 +90,51 @@ class Topology:
     online: int                       # online_count of the same line
 
 
-@dataclass(frozen=True)
-class Expected:
-    """The topologies (packages, cores, threads per core) one of which
-    a boot's guest must count with all `cpus` online."""
-    cpus: int
-    counts: Tuple[Tuple[int, int, int], ...]
-
-
 @dataclass
-class BootResult:
-    verdict: str                      # pass, fail, hang
-    reasons: List[str]
-    cpus_expected: int
-    cpus_online: Optional[int]
-    cpus_brought_up: Optional[int]
-    mode: Optional[str]               # parallel, serial, or None
-    mode_reason: Optional[str]
-    apic: str                         # APIC driver; "flat" if never switched
-    bringup_start: Optional[float]
-    bringup_end: Optional[float]
-    bringup_ms: Optional[float]
-    splats: List[str]
-    tap: Tap
-    steps: Dict[str, str] = field(default_factory=dict)
-    done: bool = False
-    log: str = ""
+class Facts:
+    """What one console log shows, judged by nobody: judge.py decides
+    what they mean against what the boot was expected to show. The
+    defaults are the facts of an empty log."""
     boots: int = 0                    # kernels started (kexec chains: >1)
+    # "smp: Brought up" of the first kernel, and of each kernel
+    cpus_brought_up: Optional[int] = None
     brought_up_each: List[int] = field(default_factory=list)
+    # online_count of the guest's last "cpus" line, and of each
+    cpus_online: Optional[int] = None
     online_each: List[int] = field(default_factory=list)
     # Offline CPUs not at CPUHP_OFFLINE, "cpu:state" (guest/init).
     offline_stale: List[str] = field(default_factory=list)
+    # Per "cpus" line: the guest's check of the topology masks ("ok",
+    # or the first CPU:mask that disagrees with the IDs) and the
+    # packages, cores and threads per core it counted.
+    topology_each: List[Topology] = field(default_factory=list)
+    # Step -> the topology check on its result line (hotplug, smt-on,
+    # online-all check the masks again after their hotplug).
+    step_topology: Dict[str, str] = field(default_factory=dict)
+    mode: Optional[str] = None        # parallel, serial, or None
+    mode_reason: Optional[str] = None
+    apic: str = "flat"                # APIC driver; "flat" if never switched
+    bringup_start: Optional[float] = None
+    bringup_end: Optional[float] = None
+    bringup_ms: Optional[float] = None
+    splats: List[str] = field(default_factory=list)
+    tap: Tap = field(default_factory=Tap)
+    # Step -> its result= ("done" if the line has none), from the
+    # guest's "LAB: step" lines.
+    steps: Dict[str, str] = field(default_factory=dict)
+    done: bool = False                # the guest's "LAB: done"
     phases_us: Dict[str, int] = field(default_factory=dict)
     kick_total_us: Optional[int] = None
     # Guest ms from "smp: Brought up" to the first clocksource switch
     # after it (CLOCKSOURCE_SWITCH); None if either is missing.
     post_bringup_ms: Optional[float] = None
-    # Per "cpus" line: the guest's check of the topology masks ("ok",
-    # or the first CPU:mask that disagrees with the IDs) and the
-    # packages, cores and threads per core it counted.
-    topology_each: List[Topology] = field(default_factory=list)
-    # What to check those against; None: unchecked (a log read without
-    # its machine, as in states_report).
-    machine: Optional[Expected] = None
-    # Set by boot.run when asked (hostcpu.py), not read from the log:
-    # host wall time of the bringup and the vCPU threads' run time in it.
-    host_wall_ms: Optional[float] = None
-    host_vcpu_ms: Optional[float] = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    # QEMU's own errors (not its warnings) at the top of the log.
+    qemu_errors: List[str] = field(default_factory=list)
+    # Why the lab killed QEMU (its "# lab: killed:" line); "" if QEMU
+    # exited by itself.
+    killed: str = ""
+    # The console log itself, for the lines an entry wants or forbids.
+    text: str = field(default="", repr=False)
 
 
 def post_bringup(text: str, end: Optional["re.Match[str]"]
@@ -147,12 +147,6 @@ def post_bringup(text: str, end: Optional["re.Match[str]"]
     if not switch:
         return None
     return round((float(switch.group(1)) - float(end.group(1))) * 1000.0, 3)
-
-
-def refused(reason: str, expected: int, log: str) -> BootResult:
-    """The result of a boot QEMU would not start: a fail, never a pass."""
-    return BootResult("fail", [reason], expected, None, None, None, None,
-                      "", None, None, None, [], Tap(), log=log)
 
 
 def splats(text: str) -> List[str]:
@@ -214,144 +208,70 @@ def tap(text: str) -> Tap:
     return res
 
 
-def parse(text: str, cpus_expected: int, timed_out: bool = False,
-          log: str = "", plan: Optional[List[str]] = None,
-          boot_expected: Optional[int] = None,
-          hang: str = "",
-          machine: Optional[Expected] = None) -> BootResult:
-    """Judge one boot from its console log.
-
-    pass: /init finished, every expected CPU online (per the kernel and
-    per sysfs), every requested step passed, no splat.
-    hang: QEMU had to be killed at the timeout. fail: everything else.
-    boot_expected: CPUs the kernel should bring up itself, if fewer than
-    cpus_expected (maxcpus=, then the guest onlines the rest).
-    hang: why the lab killed QEMU, for the reasons.
-    machine: the topology the guest must see, when it is to be checked:
-    every "cpus" line must say its masks agree with the IDs, and with
-    every vCPU online name that many packages, cores and threads per
-    core.
-    """
+def parse(text: str) -> Facts:
+    """The facts of one console log (the lab's log of a boot: QEMU's
+    command line, QEMU's and the kernel's output, the guest's LAB lines,
+    and the lab's own "# lab:" lines)."""
     start = BRINGUP_START.search(text)
     end = BRINGUP_END.search(text)
-    ups = [int(m.group(3)) for m in BRINGUP_END.finditer(text)]
-    boots = len(re.findall(r"\] Linux version ", text))
     mode = MODE.search(text)
     reason = MODE_REASON.search(text)
     apic = APIC_MODE.findall(text)
-    online = None
-    all_online: List[int] = []
-    stale: List[str] = []
-    topo: List[Topology] = []
-    steps: Dict[str, str] = {}
-    done = False
-    for match in LAB_LINE.finditer(text):
-        words = match.group(1).split()
-        fields = lab_fields(match.group(1))
-        if words[0] == "cpus" and "online_count" in fields:
-            online = int(fields["online_count"])
-            all_online.append(online)
-            steps["cpus"] = "pass"
-            stale += [c for c in fields.get("offline_stale", "").split(",")
-                      if c]
-            if "topology" in fields:
-                topo.append(Topology(
-                    fields["topology"], int(fields.get("packages", 0)),
-                    int(fields.get("cores", 0)),
-                    int(fields.get("threads", 0)),
-                    int(fields["online_count"])))
-        elif words[0] == "step" and len(words) > 1:
-            steps[words[1]] = fields.get("result", "done")
-        elif words[0] == "done":
-            done = True
-    res = BootResult(
-        verdict="pass", reasons=[], cpus_expected=cpus_expected,
-        cpus_online=online,
-        cpus_brought_up=int(end.group(3)) if end else None,
+    killed = KILLED.search(text)
+    facts = Facts(
+        boots=len(re.findall(r"\] Linux version ", text)),
+        brought_up_each=[int(m.group(3)) for m in BRINGUP_END.finditer(text)],
         mode=mode.group(1) if mode else None,
         mode_reason=reason.group(1) if reason else None,
         apic=apic[-1] if apic else "flat",
-        bringup_start=float(start.group(1)) if start else None,
-        bringup_end=float(end.group(1)) if end else None,
-        bringup_ms=None, splats=splats(text), tap=tap(text), steps=steps,
-        done=done, log=log, boots=boots, brought_up_each=ups,
-        online_each=all_online, offline_stale=stale, topology_each=topo,
-        phases_us=phases(text),
-        kick_total_us=kick_total(text), machine=machine)
+        splats=splats(text), tap=tap(text), phases_us=phases(text),
+        kick_total_us=kick_total(text),
+        post_bringup_ms=post_bringup(text, end),
+        qemu_errors=qemu_errors(text),
+        killed=killed.group(1) if killed else "", text=text)
+    if end:
+        facts.cpus_brought_up = int(end.group(3))
+        facts.bringup_end = float(end.group(1))
+    if start:
+        facts.bringup_start = float(start.group(1))
     if start and end:
-        res.bringup_ms = round((res.bringup_end - res.bringup_start)
-                               * 1000.0, 3)
-    res.post_bringup_ms = post_bringup(text, end)
-    res.reasons = judge(res, timed_out, plan or ["cpus"],
-                        cpus_expected if boot_expected is None
-                        else boot_expected)
-    if timed_out and hang:
-        res.reasons[0] += f" ({hang})"
-    if timed_out:
-        res.verdict = "hang"
-    elif res.reasons:
-        res.verdict = "fail"
-    return res
+        facts.bringup_ms = round((float(end.group(1)) -
+                                  float(start.group(1))) * 1000.0, 3)
+    for match in LAB_LINE.finditer(text):
+        lab_line(facts, match.group(1))
+    return facts
 
 
-def topology_problems(res: BootResult, want: Expected) -> List[str]:
-    """Why the topology the guest saw is not the machine's."""
-    why = []
-    if len(res.topology_each) < len(res.online_each):
-        why.append("sysfs: no topology check on a 'cpus' line")
-    for num, topo in enumerate(res.topology_each, 1):
-        if topo.check != "ok":
-            why.append(f"sysfs topology (kernel {num}): {topo.check} "
-                       "does not match the CPUs' IDs")
-        elif topo.online == want.cpus:
-            got = (topo.packages, topo.cores, topo.threads)
-            if got not in want.counts:
-                why.append(f"sysfs topology (kernel {num}): packages, "
-                           f"cores, threads {got}, machine "
-                           + " or ".join(map(str, want.counts)))
-    return why
+def lab_line(facts: Facts, line: str) -> None:
+    """Add what one guest "LAB: " line says to `facts`."""
+    words = line.split()
+    fields = lab_fields(line)
+    if words[0] == "cpus" and "online_count" in fields:
+        facts.cpus_online = int(fields["online_count"])
+        facts.online_each.append(facts.cpus_online)
+        facts.offline_stale += [
+            c for c in fields.get("offline_stale", "").split(",") if c]
+        if "topology" in fields:
+            facts.topology_each.append(Topology(
+                fields["topology"], int(fields.get("packages", 0)),
+                int(fields.get("cores", 0)), int(fields.get("threads", 0)),
+                facts.cpus_online))
+    elif words[0] == "step" and len(words) > 1:
+        facts.steps[words[1]] = fields.get("result", "done")
+        if "topology" in fields:
+            facts.step_topology[words[1]] = fields["topology"]
+    elif words[0] == "done":
+        facts.done = True
 
 
-def judge(res: BootResult, timed_out: bool, plan: List[str],
-          boot_expected: int) -> List[str]:
-    """Why the boot is not a pass (empty list: it is)."""
-    why = []
-    if timed_out:
-        why.append("timeout: QEMU killed")
-    elif not res.done:
-        why.append("guest did not finish /init (crash or early exit)")
-    if res.cpus_brought_up is None:
-        why.append("no 'smp: Brought up' line")
-    else:
-        for num, count in enumerate(res.brought_up_each, 1):
-            if count != boot_expected:
-                why.append(f"kernel {num}: brought up {count} of "
-                           f"{boot_expected} CPUs")
-    if "cpus" in plan:
-        if not res.online_each:
-            why.append(f"sysfs: None of {res.cpus_expected} CPUs online")
-        for num, count in enumerate(res.online_each, 1):
-            if count != res.cpus_expected:
-                why.append(f"sysfs (kernel {num}): {count} of "
-                           f"{res.cpus_expected} CPUs online")
-        if res.offline_stale:
-            why.append("sysfs: offline CPUs not at CPUHP_OFFLINE "
-                       f"(cpu:state): {','.join(res.offline_stale)}")
-        if res.machine:
-            why += topology_problems(res, res.machine)
-    for step in plan:
-        name = "selftest" if step.startswith("selftest") else step
-        if name == "cpus":
-            continue
-        got = res.steps.get(name)
-        if got not in ("pass", "done"):
-            why.append(f"step {name}: {got or 'missing'}")
-    if any(p.startswith("selftest") for p in plan):
-        if res.tap.total == 0:
-            why.append("selftest: no TAP results")
-        if res.tap.failed or res.tap.skipped:
-            why.append(f"selftest: {res.tap.failed} failed, "
-                       f"{res.tap.skipped} skipped")
-    if res.splats:
-        why.append(f"{len(res.splats)} splat(s): {res.splats[0]}")
-    return why
+def qemu_errors(text: str) -> List[str]:
+    """QEMU's errors among the first lines (its warnings, e.g. the AMD
+    profile's about hyperthreading, do not stop the machine)."""
+    return [line for line in text.splitlines()[:5]
+            if line.startswith(QEMU_PREFIX)
+            and not line.startswith(QEMU_PREFIX + "warning:")]
+
+
+def killed_line(why: str) -> str:
+    """The line the lab appends to the log of a boot it killed."""
+    return f"\n# lab: killed: {why}\n"

@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Dict, List, Optional
 
-from . import initramfs, kernel, matrix, packages, report, tree
+from . import initramfs, judge, kernel, matrix, packages, report, tree
 from .errors import LabError
 from .matrix import SERIAL, Entry
 from . import record
@@ -152,6 +152,26 @@ class Summary:
     passed: int
     failed: int
     hung: int
+    infra: int          # boots QEMU would not start
+
+    @property
+    def bad(self) -> int:
+        return self.tried - self.passed
+
+
+def summarize(scenario: str, rows: List[matrix.Row]) -> Summary:
+    """The judge's statuses of one scenario's boots, counted."""
+    statuses = [row.result.verdict for row in rows]
+    return Summary(scenario, len(rows), statuses.count(judge.PASS),
+                   statuses.count(judge.FAIL), statuses.count(judge.HANG),
+                   statuses.count(judge.INFRA))
+
+
+def render_summary(sums: List[Summary]) -> str:
+    return report.table(
+        ["scenario", "boots", "passed", "failed", "hung", "infra"],
+        [[s.scenario, s.tried, s.passed, s.failed, s.hung, s.infra]
+         for s in sums])
 
 
 SCENARIOS = ["matrix", "cmdline", "hotplug", "kexec", "suspend", "debug",
@@ -235,17 +255,11 @@ def run(boots: int = 300, seed: int = 1,
                                       done)
         tables.append(f"{name}:\n{matrix.render(rows)}")
         print(tables[-1], flush=True)
-        verdicts = [("pass" if r.ok else
-                     ("hang" if r.result.verdict == "hang" else "fail"))
-                    for r in rows]
-        sums.append(Summary(name, len(rows), verdicts.count("pass"),
-                            verdicts.count("fail"), verdicts.count("hang")))
-    summary = report.table(["scenario", "boots", "passed", "failed", "hung"],
-                           [[s.scenario, s.tried, s.passed, s.failed, s.hung]
-                            for s in sums])
+        sums.append(summarize(name, rows))
+    summary = render_summary(sums)
     print(summary)
     tried = sum(s.tried for s in sums)
-    bad = sum(s.failed + s.hung for s in sums)
+    bad = sum(s.bad for s in sums)
     print(f"{tried - bad} passed, {bad} failed")
     whole = not only and not entries
     command = "make soak" if whole and boots == 300 and seed == 1 else (

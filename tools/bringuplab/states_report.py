@@ -42,7 +42,7 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
         text = Path(log).read_text(errors="replace")
     except OSError as err:
         raise LabError(f"states: cannot read {log}: {err}") from None
-    res = parse.parse(text, 0, plan=["cpus", "trace"])
+    res = parse.parse(text)
     if res.bringup_ms is None or res.mode not in MODES:
         raise LabError(f"states: no bringup and mode in {log}")
     if res.steps.get("trace") != "pass":

@@ -1,0 +1,89 @@
+"""A matrix entry's expectations, and its rows judged from real logs."""
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from bringuplab import boot, judge, matrix, result
+from bringuplab.judge import Expect
+from reallogs import load, replace_first
+
+# 32 vCPUs 2x8x2 in two NUMA nodes, brought up in parallel: the
+# machine of the demo matrix.
+TOPO = "series-intel-32-2x8x2-topology-hotplug.log"
+
+
+def test_an_entry_expects_its_machine_and_its_mode():
+    par, ser = matrix.MATRICES["demo"]
+    assert matrix.expect(par, modes=True) == Expect(
+        32, 32, 32, ("cpus",), "parallel", topologies=((2, 16, 2),))
+    assert matrix.expect(ser, modes=True).mode == "serial"
+    # a base kernel (no series) prints no mode line
+    assert matrix.expect(ser, modes=False).mode is None
+
+
+@pytest.mark.parametrize("name,online,boot_cpus", [
+    ("intel-8-maxcpus2-then-online", 8, 2),
+    ("intel-8-nosmt-then-smt-on", 4, 4),
+    ("intel-8-maxcpus4-smt", 4, 4),
+    ("intel-1", 1, 1),
+])
+def test_an_entry_expects_its_cpu_counts(name, online, boot_cpus):
+    entry = next(e for e in matrix.MATRICES["check"] if e.name == name)
+    want = matrix.expect(entry, modes=True)
+    assert (want.vcpus, want.online, want.boot) == (entry.cpus, online,
+                                                     boot_cpus)
+    assert want.plan == entry.plan
+
+
+def test_a_fault_entry_wants_and_forbids_its_lines():
+    entry = matrix.fault("tscwarp", 6)
+    want = matrix.expect(entry, modes=True)
+    assert want.present == entry.dmesg and want.absent == entry.absent
+    assert want.online == 8 and want.plan == ("cpus", "hotplug")
+    assert matrix.expect(matrix.fault("nosipi", 3), True).online == 7
+
+
+def rows_of(monkeypatch, tmp_path: Path, text: str,
+            entries: List[matrix.Entry], modes: bool) -> List[matrix.Row]:
+    """Run the entries, each boot showing `text`, its log named as
+    boot.run names it."""
+    def fake_run(spec: boot.BootSpec, quiet: bool = False):
+        log = tmp_path / f"{spec.label}-20261203-101010-4242.log"
+        log.write_text(text)
+        return result.of_log(text, spec.expectations(), str(log))
+    monkeypatch.setattr(boot, "run", fake_run)
+    monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
+    return matrix.run_entries(entries, Path("bzImage"), None, modes)
+
+
+def test_a_boot_expected_parallel_that_ran_serially_fails(monkeypatch,
+                                                          tmp_path):
+    """The demo's two entries on one real parallel boot: the serial
+    entry's boot ran in parallel mode, and the parallel entry's boot
+    edited to have run serially fails the same way."""
+    demo = matrix.MATRICES["demo"]
+    rows = rows_of(monkeypatch, tmp_path, load(TOPO), demo, True)
+    assert [r.result.verdict for r in rows] == [judge.PASS, judge.FAIL]
+    assert rows[1].result.reasons == ["mode parallel, expected serial"]
+    assert rows[1].problems == ["mode parallel, expected serial"]
+    assert rows[0].problems == []
+    serial = replace_first(load(TOPO), "smpboot: parallel bringup of",
+                           "smpboot: serial bringup of")
+    rows = rows_of(monkeypatch, tmp_path, serial, demo, True)
+    assert [r.ok for r in rows] == [False, True]
+    assert rows[0].result.rules == ["mode"]
+    # without a series no mode is expected
+    rows = rows_of(monkeypatch, tmp_path, serial, demo, False)
+    assert [r.ok for r in rows] == [True, True]
+
+
+def test_the_table_shows_the_judges_verdict_and_reasons(monkeypatch,
+                                                        tmp_path):
+    rows = rows_of(monkeypatch, tmp_path, load(TOPO),
+                   matrix.MATRICES["demo"], True)
+    lines = matrix.render(rows).splitlines()
+    assert lines[2].split()[:4] == ["demo-32", "single", "xapic", "pass"]
+    assert lines[3].split()[:4] == ["demo-32-serial", "single", "xapic",
+                                    "fail"]
+    assert lines[3].endswith("mode parallel, expected serial")
