@@ -200,7 +200,7 @@ def test_rcu_stall_fails_a_boot_even_with_every_cpu_online():
 #   ACPI namespace walk of acpi_init(), an RCU self-detected stall;
 # - make soak 2026-11-30 12:20, m138 (128 vCPUs round-robin, serial, the
 #   PREEMPT_NONE guest kernel): PID 1 ran the ACPI bus scan for 84 s
-#   without a quiescent state (see README, the voluntary preemption).
+#   without a quiescent state (see docs/decisions.md, preemption).
 # A passed step must not hide the splat.
 @pytest.mark.parametrize("log,cpus,plan,splat", [
     ("soak-debug32-mttcg-rcu-stall-hotplug.log", 32, ["cpus", "hotplug"],
