@@ -85,7 +85,7 @@ SUITES: Dict[str, List[Setup]] = {
              for tcg in ("single", "multi") for n in (8, 16, 32, 64)]
     + [Setup(64, "64x1x1", 1, "single", "intel")],
     # The round-robin target machine alone, for many boots per cell: its
-    # ratio moves with this host's emulation speed (README).
+    # ratio moves with this host's emulation speed (docs/benchmark.md).
     "rr64": [_server(64, "single", "intel")],
 }
 
@@ -242,9 +242,9 @@ def render(cells: Dict[str, Dict[str, dict]], clock: str = "guest"
 
 
 # What the two tables measure; the guest's clock as measured on this lab's
-# guests, see README "Latest benchmark".
+# guests, see docs/benchmark.md, "Which clock".
 HOST_CLOCK_NOTE = (
-    "By the host's clock (what the README claims): host wall time between "
+    "By the host's clock (the one the lab quotes): host wall time between "
     "the moments the guest's first and last bringup lines reached the "
     "console.")
 GUEST_CLOCK_NOTE = (
