@@ -88,11 +88,17 @@ def test_fault_entries_expect_the_failed_cpu_named_and_offline():
     gave_up = ("[ 20.1] smpboot: CPU3 did not come up within 10 seconds, "
                "put back under INIT\n")
     again = "[ 20.2] smpboot: CPU3: starting it again, alone\n"
-    assert missing(entry, gave_up + again) == []
-    # Parallel: the second start alone is required; serial: not wanted
-    assert missing(entry, gave_up) != []
-    assert missing(serial, gave_up) == []
-    assert missing(serial, gave_up.replace("CPU3", "CPU31")) != []
+    assert missing(entry, gave_up) == []
+    assert missing(entry, gave_up.replace("CPU3", "CPU31")) != []
+    # Alone in not coming up (the others alive): no second start
+    assert forbidden(entry, gave_up + again) != []
+    assert forbidden(serial, gave_up + again) == []
+    # Stuck with the lock, the others held up behind it: a second start
+    # alone in a parallel bringup, none in a serial one
+    stall = matrix.fault("rmstall", 3)
+    assert missing(stall, gave_up) != []
+    assert missing(stall, gave_up + again) == []
+    assert missing(matrix.fault("rmstall", 3, parallel=False), gave_up) == []
 
 
 def test_expected_fault_line_is_excused_other_splats_are_not():

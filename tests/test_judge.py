@@ -25,7 +25,7 @@ SELFTEST_WANT = Expect(16, 16, 16, ("cpus", "hotplug", "selftest"),
 # The debug kernel's injected faults (series + lab overlay), which pass
 # their entries: a CPU given up and started again alone, and a TSC warp
 # caught by the serial test, with a line it is given to forbid.
-NOSIPI = "v2-fault-nosipi-cpu3-8-single.log"
+RMSTALL = "v2-fault-rmstall-cpu1-8-multi.log"
 TSCWARP = "v2-fault-tscwarp-cpu6-8-single.log"
 AGAIN = r"CPU\d+: starting it again, alone"
 # One vCPU, no AP to start; a base kernel's log, given the series'
@@ -45,7 +45,8 @@ def one_cpu(text: str) -> str:
 BASES: List[Tuple[str, Expect, Callable[[str], str]]] = [
     (TOPO, TOPO_WANT, lambda t: t),
     (SELFTEST, SELFTEST_WANT, lambda t: t),
-    (NOSIPI, entry_want(matrix.fault("nosipi", 3)), lambda t: t),
+    (RMSTALL, entry_want(matrix.fault("rmstall", 1, 8, "multi")),
+     lambda t: t),
     (TSCWARP, replace(entry_want(matrix.fault("tscwarp", 6)),
                       absent=(AGAIN,)), lambda t: t),
     (ONE, Expect(1, 1, 1, mode="parallel"), one_cpu),
@@ -134,8 +135,8 @@ CASES = [
     ("splat", "a WARN after the bringup", 0, warn, "1 splat(s): WARN: "),
     ("splat", "the TSC turned off", 0, tsc_off, "1 splat(s): tsc-off: "),
     ("present", "a wanted line missing", 2,
-     lambda t: drop_line(t, "CPU3: starting it again, alone"),
-     "no line /CPU3: starting it again"),
+     lambda t: drop_line(t, "CPU1: starting it again, alone"),
+     "no line /CPU1: starting it again"),
     ("absent", "a forbidden line", 3,
      lambda t: insert_after(t, "Marking TSC unstable", "[    1.900000] "
                             "smpboot: CPU6: starting it again, alone\n"),

@@ -153,11 +153,13 @@ def early_symbols_outside_bss(tally: Tally, image: Path) -> None:
               "" if found else f"none of {', '.join(EARLY_SYMBOLS)} found")
 
 
-# The watchdog's own test: an AP stuck in the trampoline for 30 s on
-# purpose keeps the console quiet; with 10 s of silence allowed the lab
-# must call it a hang long before the AP gives up, and have QEMU's view
-# of every vCPU saved.
-WATCH_SILENCE_S = 10.0
+# The watchdog's own test: an AP stuck in the trampoline on purpose
+# keeps the console quiet while the control CPU waits 10 s for it (the
+# kernel's own limit); with 5 s of silence allowed the lab must call it
+# a hang before the kernel gives up, and have QEMU's view of every vCPU
+# saved.
+WATCH_SILENCE_S = 5.0
+GIVE_UP_S = 10
 WATCH_CPUS = 4
 
 
@@ -177,8 +179,9 @@ def hang_watch(tally: Tally, image: Path, initrd: Path) -> None:
     if res.verdict != "hang" or not res.reasons or \
             f"silent for {WATCH_SILENCE_S:.0f} s" not in res.reasons[0]:
         problems.append(f"verdict {res.verdict}: {res.reasons[:1]}")
-    if took > 30 + WATCH_SILENCE_S:
-        problems.append(f"took {took:.0f} s, the stall is 30 s")
+    if took > GIVE_UP_S + WATCH_SILENCE_S:
+        problems.append(f"took {took:.0f} s, the kernel waits "
+                        f"{GIVE_UP_S} s")
     cpus = len(re.findall(r"^[ *] CPU #\d+:", dump, re.M))
     # Count QEMU's answers, not the questions asked
     lapics = len(re.findall(r"^dumping local APIC state for CPU \d+",

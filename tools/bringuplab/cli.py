@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", default="quick", help="quick, full or rr64")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
-                   "kernels and modes to boot (default: all five), e.g. "
+                   "kernels and modes to boot (default: all seven), e.g. "
                    "ours-parallel,ours-serial,upstream-parallel")
     p.add_argument("--render", metavar="JSON", help="the same as "
                    "`bringup render JSON`; boots nothing")

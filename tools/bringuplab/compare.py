@@ -17,8 +17,6 @@ from .progress import Progress, say
 from .samples import Sample
 
 OUT = BUILD / "compare"
-# Every arm boots our kernel with its per-phase report on.
-TIMING = "bringup_timing"
 
 
 @dataclass(frozen=True)
@@ -171,7 +169,7 @@ def run(mach: machmod.Machine, appends: List[str], without: List[int],
     steps = Progress(reps * len(todo), "compare")
     for rep in range(1, reps + 1):
         for arm in todo:
-            append = " ".join(filter(None, [TIMING, arm.append]))
+            append = arm.append
             res = boot.run(boot.BootSpec(mach, arm.kernel, initrd, append,
                                          ["cpus"], label=f"compare-{rep}",
                                          host_cpu=True), quiet=True)

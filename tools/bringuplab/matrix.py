@@ -52,9 +52,10 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "rmstall": (GIVE_UP,),    # stuck in the trampoline, stack lock held
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
 }
-# Kicked along with the others, a CPU which did not come up is started
-# again alone before it counts as failed (the stuck CPU may have been
-# another one): parallel bringup only.
+# Kicked along with others which did not come up either (held up
+# behind the stuck one), a CPU is started again alone before it counts
+# as failed: parallel bringup only. A CPU which alone did not come up
+# (nosipi, the others alive) is not.
 RETRY_LINE = r"CPU{cpu}: starting it again, alone"
 
 # A TSC warp does not fail the CPU: every CPU comes up and goes off and on
@@ -74,21 +75,27 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
         raise LabError(f"unknown fault '{kind}' (known: "
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu}"
+    absent: Tuple[str, ...] = ()
     if kind == "tscwarp":
         plan, online = ("cpus", "hotplug"), None
         dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES)
     else:
         append += f" lab.cpu={cpu}"
         plan, online = ("cpus", "online-fails"), cpus - 1
-        lines = FAULT_LINES[kind] + ((RETRY_LINE,) if parallel else ())
-        dmesg = tuple(p.format(cpu=cpu) for p in lines)
+        retry = (RETRY_LINE.format(cpu=cpu),) if parallel else ()
+        dmesg = tuple(p.format(cpu=cpu) for p in FAULT_LINES[kind])
+        if kind == "rmstall":
+            dmesg += retry
+        else:
+            absent = retry
     return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
                  f"{'-x2apic' if x2apic else ''}"
                  f"{'' if parallel else '-serial'}", cpus,
                  f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
                  parallel=parallel, plan=plan,
                  append=append if parallel else f"{append} {SERIAL}",
-                 expect_online=online, timeout=900, dmesg=dmesg)
+                 expect_online=online, timeout=900, dmesg=dmesg,
+                 absent=absent)
 
 
 # KASAN kernels boot with 4-level paging. With 5-level paging (TCG's CPU

@@ -2,7 +2,7 @@
 modes side by side in one run.
 
 Boots the trace kernel (kconfig/trace.config) with trace_event=cpuhp and
-bringup_timing, parallel and cpuhp.parallel=0 interleaved, and sums each
+parallel and cpuhp.parallel=0 interleaved, and sums each
 state's callback time over the APs' bringups (states.per_state). Under
 round-robin TCG a callback's wall time also holds the time slices of
 other runnable vCPUs, and tracing slows the boot: compare the modes and
@@ -17,7 +17,7 @@ from . import boot, initramfs, kernel, machine as machmod, parse, report, \
     states
 from .errors import BootFailed, InfraError, LabError, UsageError
 from .progress import Progress
-APPEND = "trace_event=cpuhp bringup_timing"
+APPEND = "trace_event=cpuhp"
 MODES = {"parallel": APPEND, "serial": APPEND + " cpuhp.parallel=0"}
 # The states of the x86 bringup itself: the kick (INIT/SIPI/SIPI) and
 # bringup_cpu(), which waits for the AP (alive, callin, TSC, online);
