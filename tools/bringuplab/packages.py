@@ -20,6 +20,17 @@ NEEDS: Dict[str, List[str]] = {
     "bench": ["gnuplot-nox"],
 }
 
+# Stages only `buildtest` needs (Debian's own kernel configs, sparse, the
+# cross compilers of the generic-code builds). Kept out of NEEDS, which
+# `make check` installs whole, so CI does not pull in cross compilers.
+BUILDTEST_NEEDS: Dict[str, List[str]] = {
+    "debian-configs": ["linux-config-6.1"],
+    "sparse": ["sparse"],
+    "cross-arm64": ["gcc-aarch64-linux-gnu"],
+    "cross-riscv64": ["gcc-riscv64-linux-gnu"],
+    "cross-ppc64le": ["gcc-powerpc64le-linux-gnu"],
+}
+
 # TCG in QEMU 7.2 (bookworm) has no x2APIC and stops at 255 vCPUs; the
 # bookworm-backports QEMU has both, so the lab takes QEMU from there.
 BACKPORTS = {"qemu-system-x86": "bookworm-backports"}
@@ -68,7 +79,7 @@ def _apt(args: Sequence[str]) -> None:
 
 def ensure(stages: Sequence[str]) -> None:
     """Install what the named stages need and is missing."""
-    wanted = [p for s in stages for p in NEEDS[s]]
+    wanted = [p for s in stages for p in {**NEEDS, **BUILDTEST_NEEDS}[s]]
     # list(NEEDS) means every stage; dedupe keeps the order stable.
     stages = list(dict.fromkeys(stages))
     missing = sorted({p for p in wanted if not installed(p)})
