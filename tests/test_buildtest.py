@@ -1,0 +1,183 @@
+"""buildtest: warnings of base and series compared as the kernel test
+robot would (line numbers left out), the targets, and mocked runs."""
+from bringuplab import buildtest
+from bringuplab.buildtest import Diag
+
+TREE = "/work/lab/build/buildtest/series/linux"
+OUT = "/work/lab/build/buildtest/series/out-x86_64-w1"
+BASE_TREE = "/work/lab/build/buildtest/base/linux"
+BASE_OUT = "/work/lab/build/buildtest/base/out-x86_64-w1"
+
+# W=1 and C=1 output of a guest build of kernel/cpu.o and
+# arch/x86/kernel/smpboot.o, as make prints it with O= outside the tree
+# (absolute paths) and with ccache's relative ones.
+SERIES_LOG = f"""\
+  CC      kernel/cpu.o
+{TREE}/kernel/cpu.c:1234:5: warning: no previous prototype for 'cpuhp_ap_report_alive' [-Wmissing-prototypes]
+ 1234 | int cpuhp_ap_report_alive(void)
+      |     ^~~~~~~~~~~~~~~~~~~~~
+  CHECK   {TREE}/kernel/cpu.c
+{TREE}/kernel/cpu.c:1510:14: warning: symbol 'cpuhp_parallel_window' was not declared. Should it be static?
+  CC      arch/x86/kernel/smpboot.o
+../linux/arch/x86/kernel/smpboot.c: In function 'do_boot_cpu':
+../linux/arch/x86/kernel/smpboot.c:1105:13: warning: variable 'boot_error' set but not used [-Wunused-but-set-variable]
+ 1105 |         int boot_error = 0;
+      |             ^~~~~~~~~~
+../linux/arch/x86/kernel/smpboot.c:1120:1: note: declared here
+../linux/arch/x86/kernel/smpboot.c: At top level:
+../linux/arch/x86/kernel/smpboot.c:1301:6: warning: no previous prototype for 'arch_cpuhp_sync_state_poll' [-Wmissing-prototypes]
+"""
+
+BASE_LOG = f"""\
+  CC      kernel/cpu.o
+{BASE_TREE}/kernel/cpu.c:1187:5: warning: no previous prototype for 'cpuhp_ap_report_alive' [-Wmissing-prototypes]
+ 1187 | int cpuhp_ap_report_alive(void)
+      |     ^~~~~~~~~~~~~~~~~~~~~
+  CC      arch/x86/kernel/smpboot.o
+../linux/arch/x86/kernel/smpboot.c: In function 'do_boot_cpu':
+../linux/arch/x86/kernel/smpboot.c:1059:13: warning: variable 'boot_error' set but not used [-Wunused-but-set-variable]
+"""
+
+
+def parse(text, tree=TREE, out=OUT, cross=""):
+    return buildtest.parse_diagnostics(text, tree, out, cross)
+
+
+def test_gcc_warning_loses_its_line_and_tree():
+    diag, = parse(f"{TREE}/kernel/cpu.c:1234:5: warning: no previous "
+                  "prototype for 'foo' [-Wmissing-prototypes]\n")
+    assert diag == Diag("kernel/cpu.c", 1234, 5, "warning",
+                        "no previous prototype for 'foo' "
+                        "[-Wmissing-prototypes]")
+    assert diag.key == ("kernel/cpu.c", "", "warning",
+                        "no previous prototype for 'foo' "
+                        "[-Wmissing-prototypes]")
+
+
+def test_relative_source_path_from_the_object_dir():
+    diag, = parse("../linux/kernel/smpboot.c:88:1: warning: x [-Wfoo]\n")
+    assert diag.file == "kernel/smpboot.c"
+    diag, = parse("./include/generated/autoconf.h:3:9: warning: y\n")
+    assert diag.file == "include/generated/autoconf.h"
+
+
+def test_function_context_kept_and_reset():
+    diags = parse(SERIES_LOG)
+    assert [(d.file, d.line, d.function) for d in diags] == [
+        ("kernel/cpu.c", 1234, ""),
+        ("kernel/cpu.c", 1510, ""),
+        ("arch/x86/kernel/smpboot.c", 1105, "do_boot_cpu"),
+        ("arch/x86/kernel/smpboot.c", 1301, "")]
+    assert diags[1].text.startswith("symbol 'cpuhp_parallel_window' was")
+
+
+def test_context_does_not_leak_into_the_next_compiler_run():
+    diags = parse("../linux/kernel/cpu.c: In function 'a':\n"
+                  "../linux/kernel/cpu.c:10:5: warning: unused variable "
+                  "'ret' [-Wunused-variable]\n"
+                  "  CC      kernel/cpu.o\n"
+                  "../linux/kernel/cpu.c:40:1: warning: no previous "
+                  "prototype for 'b' [-Wmissing-prototypes]\n")
+    assert [d.function for d in diags] == ["a", ""]
+
+
+def test_notes_and_excerpts_are_not_warnings():
+    assert parse(" 1105 |         int boot_error = 0;\n"
+                 "      |             ^~~~~~~~~~\n"
+                 "kernel/cpu.c:12:3: note: in expansion of macro 'X'\n"
+                 "In file included from ../linux/kernel/cpu.c:17:\n"
+                 "  CC      kernel/cpu.o\n"
+                 "make[2]: *** [scripts/Makefile.build:250: kernel/cpu.o] "
+                 "Error 1\n") == []
+
+
+def test_unicode_quotes_of_a_utf8_locale_match_ascii_ones():
+    utf8, = parse("kernel/cpu.c:9:5: warning: no previous prototype for "
+                  "\u2018foo\u2019 [-Wmissing-prototypes]\n")
+    ascii_, = parse("kernel/cpu.c:9:5: warning: no previous prototype for "
+                    "'foo' [-Wmissing-prototypes]\n")
+    assert utf8.key == ascii_.key
+
+
+def test_objtool_modpost_kconfig_ld_and_cc1_lines():
+    diags = parse(
+        "vmlinux.o: warning: objtool: do_boot_cpu+0x1b4: call to "
+        "cpuhp_ap_sync_alive() leaves .noinstr.text section\n"
+        "WARNING: modpost: vmlinux.o: section mismatch in reference: "
+        "cpu_bringup (section: .text) -> smp_store_cpu_info (section: "
+        ".init.text)\n"
+        "WARNING: unmet direct dependencies detected for HOTPLUG_PARALLEL\n"
+        "arch/x86/Kconfig:250:warning: symbol value 'n' invalid for "
+        "NR_CPUS\n"
+        "aarch64-linux-gnu-ld: warning: arch/arm64/kernel/vmlinux.lds "
+        "has a LOAD segment with RWX permissions\n"
+        "cc1: warning: arch/x86/include/generated: No such file or "
+        "directory [-Wmissing-include-dirs]\n",
+        cross="aarch64-linux-gnu-")
+    assert [(d.file, d.line, d.kind) for d in diags] == [
+        ("vmlinux.o", 0, "warning"), ("", 0, "warning"),
+        ("", 0, "warning"), ("arch/x86/Kconfig", 250, "warning"),
+        ("ld", 0, "warning"), ("cc1", 0, "warning")]
+    assert diags[0].text == ("objtool: do_boot_cpu: call to "
+                             "cpuhp_ap_sync_alive() leaves .noinstr.text "
+                             "section")
+
+
+def test_gcc_error_is_kept_as_an_error():
+    diag, = parse("../linux/kernel/cpu.c:1400:9: error: implicit "
+                  "declaration of function 'arch_cpuhp_kick_ap_alive' "
+                  "[-Werror=implicit-function-declaration]\n")
+    assert diag.kind == "error" and diag.file == "kernel/cpu.c"
+
+
+def test_moved_warnings_are_not_new_added_ones_are():
+    base = buildtest.parse_diagnostics(BASE_LOG, BASE_TREE, BASE_OUT)
+    series = parse(SERIES_LOG)
+    new = buildtest.new_diagnostics(base, series)
+    assert [d.show() for d in new] == [
+        "kernel/cpu.c:1510:14: warning: symbol 'cpuhp_parallel_window' was "
+        "not declared. Should it be static?",
+        "arch/x86/kernel/smpboot.c:1301:6: warning: no previous prototype "
+        "for 'arch_cpuhp_sync_state_poll' [-Wmissing-prototypes]"]
+
+
+def test_same_text_elsewhere_is_new():
+    base = parse("kernel/cpu.c: In function 'a':\n"
+                 "kernel/cpu.c:10:5: warning: unused variable 'ret' "
+                 "[-Wunused-variable]\n")
+    other_function = parse("kernel/cpu.c: In function 'b':\n"
+                           "kernel/cpu.c:50:5: warning: unused variable "
+                           "'ret' [-Wunused-variable]\n")
+    other_file = parse("kernel/smpboot.c: In function 'a':\n"
+                       "kernel/smpboot.c:10:5: warning: unused variable "
+                       "'ret' [-Wunused-variable]\n")
+    assert buildtest.new_diagnostics(base, other_function) == other_function
+    assert buildtest.new_diagnostics(base, other_file) == other_file
+
+
+def test_objtool_offsets_and_frame_sizes_do_not_make_a_warning_new():
+    base = parse("vmlinux.o: warning: objtool: do_boot_cpu+0x1a0: "
+                 "unreachable instruction\n"
+                 "../linux/kernel/cpu.c:900:1: warning: the frame size of "
+                 "1032 bytes is larger than 1024 bytes "
+                 "[-Wframe-larger-than=]\n")
+    series = parse("vmlinux.o: warning: objtool: do_boot_cpu+0x1c8: "
+                   "unreachable instruction\n"
+                   "../linux/kernel/cpu.c:931:1: warning: the frame size of "
+                   "1048 bytes is larger than 1024 bytes "
+                   "[-Wframe-larger-than=]\n")
+    assert buildtest.new_diagnostics(base, series) == []
+
+
+def test_a_repeated_new_warning_is_listed_once():
+    line = "include/linux/cpuhotplug.h:123:1: warning: 'x' defined but " \
+           "not used [-Wunused-function]\n"
+    series = parse(f"  CC      kernel/cpu.o\n{line}"
+                   f"  CC      kernel/smpboot.o\n{line}")
+    assert len(series) == 2
+    assert len(buildtest.new_diagnostics([], series)) == 1
+
+
+def test_no_warnings_no_new_ones():
+    assert buildtest.new_diagnostics(parse(BASE_LOG), []) == []
+    assert buildtest.new_diagnostics([], []) == []
