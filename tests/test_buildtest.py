@@ -181,3 +181,129 @@ def test_a_repeated_new_warning_is_listed_once():
 def test_no_warnings_no_new_ones():
     assert buildtest.new_diagnostics(parse(BASE_LOG), []) == []
     assert buildtest.new_diagnostics([], []) == []
+
+
+# Excerpts of Linux 6.1's makefiles, as the touched files' lookup sees them.
+KERNEL_MAKEFILE = """\
+obj-y     = fork.o exec_domain.o panic.o \\
+	    cpu.o exit.o softirq.o resource.o \\
+	    signal.o sys.o umh.o workqueue.o pid.o task_work.o \\
+	    async.o range.o smpboot.o ucount.o regset.o
+ifneq ($(CONFIG_SMP),y)
+obj-y += up.o
+endif
+obj-y += sched/
+"""
+X86_KBUILD = """\
+obj-y += entry/
+# Xen paravirtualization support
+obj-$(CONFIG_XEN) += xen/
+obj-y += realmode/
+obj-y += kernel/
+"""
+X86_KERNEL_MAKEFILE = """\
+obj-y			+= head_$(BITS).o
+obj-y			+= head$(BITS).o
+obj-y			+= tsc.o tsc_msr.o io_delay.o rtc.o
+obj-y				+= cpu/
+obj-y				+= acpi/
+obj-$(CONFIG_SMP)		+= smpboot.o
+obj-$(CONFIG_X86_TSC)		+= tsc_sync.o
+obj-y				+= apic/
+"""
+XEN_MAKEFILE = """\
+obj-$(CONFIG_XEN_PV)		+= setup.o
+obj-$(CONFIG_XEN_PV_SMP)  	+= smp_pv.o
+obj-$(CONFIG_XEN_PVHVM_SMP)  	+= smp_hvm.o
+"""
+ACPI_MAKEFILE = """\
+obj-$(CONFIG_ACPI)		+= boot.o
+obj-$(CONFIG_ACPI_SLEEP)	+= sleep.o wakeup_$(BITS).o
+ifneq ($(CONFIG_ACPI_PROCESSOR),)
+obj-y				+= cstate.o
+endif
+"""
+CPU_MAKEFILE = """\
+obj-y			+= common.o
+ifdef CONFIG_CPU_SUP_INTEL
+obj-y			+= intel.o intel_pconfig.o tsx.o
+obj-$(CONFIG_PM)	+= intel_epb.o
+else
+obj-y			+= nointel.o
+endif
+obj-$(CONFIG_MTRR)			+= mtrr/
+"""
+COMPOSITE_MAKEFILE = """\
+obj-$(CONFIG_FOO) += foo.o
+foo-y := foo_core.o foo_smp.o
+"""
+MAKEFILES = {"kernel": KERNEL_MAKEFILE, "arch/x86": X86_KBUILD,
+             "arch/x86/kernel": X86_KERNEL_MAKEFILE,
+             "arch/x86/xen": XEN_MAKEFILE,
+             "arch/x86/kernel/acpi": ACPI_MAKEFILE,
+             "arch/x86/kernel/cpu": CPU_MAKEFILE,
+             "arch/x86/kernel/cpu/mtrr": "obj-y := mtrr.o if.o\n"}
+GUEST = {"CONFIG_SMP": "y", "CONFIG_X86_TSC": "y", "CONFIG_ACPI": "y",
+         "CONFIG_CPU_SUP_INTEL": "y", "CONFIG_MTRR": "y"}
+
+
+def enabled(obj, config):
+    return buildtest.object_enabled(obj, MAKEFILES.get, config)
+
+
+def test_makefile_verdicts():
+    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "smpboot.o", {})
+    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "up.o",
+                                      {"CONFIG_SMP": "y"}) is False
+    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "up.o", {})
+    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "nosuch.o",
+                                      {}) is None
+    assert buildtest.makefile_verdict(ACPI_MAKEFILE, "sleep.o",
+                                      {"CONFIG_ACPI_SLEEP": "y"})
+    assert buildtest.makefile_verdict(ACPI_MAKEFILE, "cstate.o",
+                                      {}) is False
+    assert buildtest.makefile_verdict(
+        ACPI_MAKEFILE, "cstate.o", {"CONFIG_ACPI_PROCESSOR": "m"})
+
+
+def test_ifdef_else_and_composite_objects():
+    intel = {"CONFIG_CPU_SUP_INTEL": "y"}
+    assert buildtest.makefile_verdict(CPU_MAKEFILE, "intel.o", intel)
+    assert buildtest.makefile_verdict(CPU_MAKEFILE, "nointel.o",
+                                      intel) is False
+    assert buildtest.makefile_verdict(CPU_MAKEFILE, "intel.o", {}) is False
+    assert buildtest.makefile_verdict(CPU_MAKEFILE, "nointel.o", {})
+    assert buildtest.makefile_verdict(COMPOSITE_MAKEFILE, "foo_smp.o",
+                                      {"CONFIG_FOO": "y"})
+    assert buildtest.makefile_verdict(COMPOSITE_MAKEFILE, "foo_smp.o",
+                                      {}) is False
+
+
+def test_touched_objects_the_guest_config_does_not_build_are_left_out():
+    assert enabled("kernel/cpu.o", GUEST)
+    assert enabled("arch/x86/kernel/smpboot.o", GUEST)
+    assert not enabled("arch/x86/kernel/smpboot.o", {})
+    # the directory is out (no XEN), whatever its own makefile says
+    assert not enabled("arch/x86/xen/smp_pv.o",
+                       dict(GUEST, CONFIG_XEN_PV_SMP="y"))
+    assert enabled("arch/x86/xen/smp_pv.o",
+                   dict(GUEST, CONFIG_XEN="y", CONFIG_XEN_PV_SMP="y"))
+    assert not enabled("arch/x86/kernel/acpi/sleep.o", GUEST)
+    assert not enabled("arch/x86/kernel/cpu/mtrr/mtrr.o",
+                       dict(GUEST, CONFIG_MTRR="n"))
+    assert enabled("arch/x86/kernel/cpu/mtrr/mtrr.o", GUEST)
+    # named only through $(BITS), or in no makefile: built
+    assert enabled("arch/x86/kernel/head64.o", GUEST)
+    assert enabled("lib/nosuch/thing.o", {})
+
+
+def test_touched_objects_of_a_series():
+    files = ["Documentation/admin-guide/kernel-parameters.txt",
+             "arch/x86/kernel/smpboot.c", "arch/x86/kernel/head_64.S",
+             "arch/x86/include/asm/smp.h", "kernel/cpu.c",
+             "kernel/smpboot.h", "arch/arm64/kernel/smp.c",
+             "tools/testing/selftests/cpu-hotplug/x.c", "kernel/cpu.c"]
+    assert buildtest.touched_objects(files, "x86") == [
+        "arch/x86/kernel/smpboot.o", "kernel/cpu.o"]
+    assert buildtest.touched_objects(files, "arm64") == [
+        "arch/arm64/kernel/smp.o", "kernel/cpu.o"]

@@ -9,7 +9,7 @@ numbers are left out, so a warning that only moved is not new.
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 # `file:line[:col]: warning: text`: gcc, sparse, Kconfig (no space
 # before the kind), objtool/ld/cc1 without a line number.
@@ -152,3 +152,121 @@ def new_diagnostics(base: Sequence[Diag], series: Sequence[Diag]
             known.add(diag.key)
             new.append(diag)
     return new
+
+
+# --- Which touched objects a config builds ------------------------------
+#
+# `make dir/file.o` compiles the file even where the config leaves it
+# out (e.g. arch/x86/xen/smp_pv.o without XEN), and such a file need not
+# compile at all. So the touched objects are first looked up in kbuild's
+# makefiles: a file named only under options the .config does not set,
+# or in a directory so named, is left out. Where the makefiles do not
+# tell (variables in the name, conditions other than CONFIG_ ones) the
+# object is built.
+
+_ASSIGN = re.compile(r"^(?P<var>[A-Za-z0-9_.-]+?)-(?:y|objs|\$\(CONFIG_"
+                     r"(?P<opt>[A-Za-z0-9_]+)\))\s*(?::=|\+=|=)\s*"
+                     r"(?P<rhs>.*)$")
+_IFDEF = re.compile(r"^(?P<op>ifdef|ifndef)\s+CONFIG_(?P<opt>[A-Za-z0-9_]+)$")
+_IFEQ = re.compile(r"^(?P<op>ifeq|ifneq)\s*\(\s*\$\(CONFIG_(?P<opt>"
+                   r"[A-Za-z0-9_]+)\)\s*,\s*(?P<val>[^)\s]*)\s*\)$")
+# kbuild lists whose members are built when the line's condition holds
+_BUILT_LISTS = ("obj", "lib", "extra", "always", "core")
+
+Config = Dict[str, str]
+
+
+def _value(config: Config, opt: str) -> str:
+    return config.get(f"CONFIG_{opt}", "n")
+
+
+def _condition(line: str, config: Config) -> Optional[bool]:
+    """A makefile conditional's truth, None if it is not a CONFIG_ test
+    this understands."""
+    match = _IFDEF.match(line)
+    if match:
+        defined = _value(config, match["opt"]) != "n"
+        return defined if match["op"] == "ifdef" else not defined
+    match = _IFEQ.match(line)
+    if match:
+        value = _value(config, match["opt"])
+        equal = (value if value != "n" else "") == match["val"]
+        return equal if match["op"] == "ifeq" else not equal
+    return None
+
+
+def _logical_lines(text: str) -> List[str]:
+    lines = text.replace("\\\n", " ").splitlines()
+    return [line.split("#", 1)[0].strip() for line in lines]
+
+
+def makefile_verdict(text: str, name: str, config: Config,
+                     depth: int = 0) -> Optional[bool]:
+    """Whether kbuild makefile `text` builds `name` ("smp_pv.o", or a
+    subdirectory "xen/") with `config`: True, False if it names it only
+    where the config leaves it out, None if it does not name it."""
+    stack: List[Optional[bool]] = []
+    named = False
+    for line in _logical_lines(text):
+        word = line.split(maxsplit=1)[0] if line else ""
+        if word in ("ifdef", "ifndef", "ifeq", "ifneq"):
+            stack.append(_condition(line, config))
+            continue
+        if word == "else":
+            if stack:
+                last = stack[-1]
+                stack[-1] = None if last is None or line != "else" \
+                    else not last
+            continue
+        if word == "endif":
+            if stack:
+                stack.pop()
+            continue
+        match = _ASSIGN.match(line)
+        if not match or name not in match["rhs"].split():
+            continue
+        named = True
+        if False in stack or (match["opt"] and
+                              _value(config, match["opt"]) == "n"):
+            continue
+        if match["var"] in _BUILT_LISTS or depth > 3:
+            return True
+        # A part of a composite object: built when that object is.
+        if makefile_verdict(text, match["var"] + ".o", config,
+                            depth + 1) is not False:
+            return True
+    return False if named else None
+
+
+def object_enabled(obj: str, read: Callable[[str], Optional[str]],
+                   config: Config) -> bool:
+    """Whether `obj` ("arch/x86/xen/smp_pv.o") is built with `config`:
+    its own directory's makefile, then each parent's for the directory,
+    up to a top-level directory or arch/ARCH. `read(dir)` gives the
+    directory's Kbuild or Makefile text, None if it has neither."""
+    directory, name = posixpath.split(obj)
+    while directory:
+        text = read(directory)
+        if text is not None and \
+                makefile_verdict(text, name, config) is False:
+            return False
+        parent = posixpath.dirname(directory)
+        if parent in ("", "arch"):
+            return True
+        name, directory = posixpath.basename(directory) + "/", parent
+    return True
+
+
+def touched_objects(paths: Sequence[str], srcarch: str) -> List[str]:
+    """The kernel objects of the changed files: .c files outside tools,
+    scripts and docs, and outside other architectures than `srcarch`."""
+    objs = []
+    for path in paths:
+        top = path.split("/", 1)[0]
+        if not path.endswith(".c") or top in (
+                "tools", "scripts", "Documentation", "samples", "usr"):
+            continue
+        if top == "arch" and not path.startswith(f"arch/{srcarch}/"):
+            continue
+        objs.append(path[:-2] + ".o")
+    return sorted(set(objs))
