@@ -2,8 +2,8 @@
 PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
-.PHONY: setup tree export kernel debug-kernel bisect initramfs demo check \
-	check-quick unit bench bench-full soak
+.PHONY: setup tree export kernel debug-kernel bisect buildtest initramfs \
+	demo check check-quick unit bench bench-full soak
 
 setup:
 	$(BRINGUP) setup
@@ -23,6 +23,11 @@ debug-kernel: tree
 # Compile-test every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs.
 bisect: tree
 	$(BRINGUP) kernel --each --config guest,nosmp
+
+# Base vs series for many configs and arches: a build error or a new
+# warning fails (long; not part of check). Record in results/.
+buildtest:
+	$(BRINGUP) buildtest
 
 initramfs:
 	$(BRINGUP) initramfs

@@ -1,7 +1,16 @@
 """buildtest: warnings of base and series compared as the kernel test
 robot would (line numbers left out), the targets, and mocked runs."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 from bringuplab import buildtest
 from bringuplab.buildtest import Diag
+from bringuplab.errors import LabError
+
+BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
 
 TREE = "/work/lab/build/buildtest/series/linux"
 OUT = "/work/lab/build/buildtest/series/out-x86_64-w1"
@@ -307,3 +316,122 @@ def test_touched_objects_of_a_series():
         "arch/x86/kernel/smpboot.o", "kernel/cpu.o"]
     assert buildtest.touched_objects(files, "arm64") == [
         "arch/arm64/kernel/smp.o", "kernel/cpu.o"]
+
+
+# --- Targets and options -------------------------------------------------
+
+def test_target_list():
+    every = buildtest.targets()
+    names = [t.name for t in every]
+    assert len(names) == len(set(names))
+    from bringuplab import kconfig, packages
+    for flavour in kconfig.FLAVOURS:
+        assert f"x86_64-{flavour}" in names
+    for name in ("debian-amd64", "debian-cloud-amd64", "i386-smp",
+                 "arm64", "riscv64", "ppc64le", "x86_64-noparallel",
+                 "x86_64-nosmp", "x86_64-w1", "x86_64-sparse"):
+        assert name in names
+    by = {t.name: t for t in every}
+    assert [by[n].cross for n in ("arm64", "riscv64", "ppc64le")] == [
+        "aarch64-linux-gnu-", "riscv64-linux-gnu-", "powerpc64le-linux-gnu-"]
+    assert by["ppc64le"].arch == "powerpc" and by["riscv64"].arch == "riscv"
+    assert by["arm64"].goals == ("kernel/cpu.o", "kernel/smpboot.o",
+                                 "kernel/workqueue.o")
+    assert by["arm64"].full_goals == ("vmlinux",)
+    assert by["i386-smp"].arch == "i386" and not by["i386-smp"].cross
+    assert ("SMP", "y") in by["i386-smp"].recipe.options
+    assert by["x86_64-noparallel"].recipe.options == (
+        ("HOTPLUG_PARALLEL", "n"),)
+    assert "W=1" in by["x86_64-w1"].extra and "C=1" in \
+        by["x86_64-sparse"].extra
+    assert by["x86_64-w1"].goals == (buildtest.TOUCHED,)
+    debian = by["debian-cloud-amd64"].recipe
+    assert debian.arg == "config.amd64_none_cloud-amd64.xz"
+    assert {"MODULE_SIG_KEY": '""', "SYSTEM_TRUSTED_KEYS": '""',
+            "DEBUG_INFO_BTF": "n", "DEBUG_INFO_NONE": "y"}.items() <= \
+        dict(debian.options).items()
+    rand = [t for t in every if t.recipe.kind == "randconfig"]
+    assert len(rand) == 4 and len({t.recipe.arg for t in rand}) == 4
+    assert all(("SMP", "y") in t.recipe.options and ("64BIT", "y") in
+               t.recipe.options and t.goals == (buildtest.TOUCHED,)
+               for t in rand)
+    stages = {**packages.NEEDS, **packages.BUILDTEST_NEEDS}
+    for target in every:
+        assert target.recipe.kind in buildtest.RECIPES
+        assert all(stage in stages for stage in target.needs), target.name
+    assert "sparse" in by["x86_64-sparse"].needs
+    assert "gcc-aarch64-linux-gnu" in stages[by["arm64"].needs[0]]
+
+
+def test_buildtest_packages_stay_out_of_what_check_installs():
+    from bringuplab import packages
+    every = [p for pkgs in packages.NEEDS.values() for p in pkgs]
+    assert "gcc-aarch64-linux-gnu" not in every and "sparse" not in every
+
+
+def test_only_selects_in_list_order_and_takes_patterns():
+    assert [t.name for t in buildtest.select("ppc64le,arm64")] == [
+        "arm64", "ppc64le"]
+    assert [t.name for t in buildtest.select("x86_64-rand-*")] == [
+        f"x86_64-rand-{seed}" for seed in buildtest.RAND_SEEDS]
+    assert len(buildtest.select("")) == len(buildtest.targets())
+
+
+def test_only_refuses_unknown_names():
+    with pytest.raises(LabError, match="unknown buildtest target 'sparc'"):
+        buildtest.select("arm64,sparc")
+    with pytest.raises(LabError, match="names no target"):
+        buildtest.select(",")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--only", "nosuch"], "unknown buildtest target 'nosuch'"),
+    (["--only", "arm64", "--jobs", "0"], "--jobs 0: at least 1"),
+    (["--jobs", "many"], "invalid int value"),
+])
+def test_usage_errors_are_one_line_exit_2(args, message):
+    proc = subprocess.run([sys.executable, str(BRINGUP), "buildtest",
+                           *args], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert not proc.stdout
+
+
+def test_list_builds_nothing():
+    proc = subprocess.run([sys.executable, str(BRINGUP), "buildtest",
+                           "--list", "--only", "arm64,debian-*"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    rows = proc.stdout.splitlines()[2:]
+    assert [r.split()[0] for r in rows] == [
+        "arm64", "debian-amd64", "debian-cloud-amd64"]
+
+
+def test_make_argv():
+    by = {t.name: t for t in buildtest.targets()}
+    out = Path("/b/out-arm64")
+    assert buildtest.make_argv(by["arm64"], out, ["kernel/cpu.o"], 2) == [
+        "make", "O=/b/out-arm64", "-j2", "--output-sync=target",
+        "ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
+        "CC=ccache aarch64-linux-gnu-gcc", "HOSTCC=gcc", "kernel/cpu.o"]
+    assert buildtest.make_argv(by["i386-smp"], out, ["bzImage"], 4,
+                               ccache=False) == [
+        "make", "O=/b/out-arm64", "-j4", "--output-sync=target",
+        "ARCH=i386", "CC=gcc", "HOSTCC=gcc", "bzImage"]
+    sparse = buildtest.make_argv(by["x86_64-sparse"], out, ["x.o"], 1)
+    assert sparse[-2:] == ["C=1", "x.o"]
+    # config steps: no -j, no C=1
+    assert "C=1" not in buildtest.make_argv(by["x86_64-sparse"], out,
+                                            ["olddefconfig"])
+
+
+def test_config_args():
+    assert buildtest.config_args(buildtest.DEBIAN_FIXUPS[:4]) == [
+        "--set-str", "MODULE_SIG_KEY", "", "--set-str",
+        "SYSTEM_TRUSTED_KEYS", "", "--set-str", "SYSTEM_REVOCATION_KEYS",
+        "", "--disable", "DEBUG_INFO_BTF"]
+    assert buildtest.config_args((("SMP", "y"), ("NR_CPUS", "64"),
+                                  ("X", "m"))) == [
+        "--enable", "SMP", "--set-val", "NR_CPUS", "64", "--module", "X"]
