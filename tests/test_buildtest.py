@@ -1,13 +1,14 @@
 """buildtest: warnings of base and series compared as the kernel test
 robot would (line numbers left out), the targets, and mocked runs."""
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bringuplab import buildtest
-from bringuplab.buildtest import Diag
+from bringuplab import buildtest, kbuild
+from bringuplab.kbuild import Diag
 from bringuplab.errors import LabError
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
@@ -49,7 +50,7 @@ BASE_LOG = f"""\
 
 
 def parse(text, tree=TREE, out=OUT, cross=""):
-    return buildtest.parse_diagnostics(text, tree, out, cross)
+    return kbuild.parse_diagnostics(text, tree, out, cross)
 
 
 def test_gcc_warning_loses_its_line_and_tree():
@@ -140,9 +141,9 @@ def test_gcc_error_is_kept_as_an_error():
 
 
 def test_moved_warnings_are_not_new_added_ones_are():
-    base = buildtest.parse_diagnostics(BASE_LOG, BASE_TREE, BASE_OUT)
+    base = kbuild.parse_diagnostics(BASE_LOG, BASE_TREE, BASE_OUT)
     series = parse(SERIES_LOG)
-    new = buildtest.new_diagnostics(base, series)
+    new = kbuild.new_diagnostics(base, series)
     assert [d.show() for d in new] == [
         "kernel/cpu.c:1510:14: warning: symbol 'cpuhp_parallel_window' was "
         "not declared. Should it be static?",
@@ -160,8 +161,8 @@ def test_same_text_elsewhere_is_new():
     other_file = parse("kernel/smpboot.c: In function 'a':\n"
                        "kernel/smpboot.c:10:5: warning: unused variable "
                        "'ret' [-Wunused-variable]\n")
-    assert buildtest.new_diagnostics(base, other_function) == other_function
-    assert buildtest.new_diagnostics(base, other_file) == other_file
+    assert kbuild.new_diagnostics(base, other_function) == other_function
+    assert kbuild.new_diagnostics(base, other_file) == other_file
 
 
 def test_objtool_offsets_and_frame_sizes_do_not_make_a_warning_new():
@@ -175,7 +176,7 @@ def test_objtool_offsets_and_frame_sizes_do_not_make_a_warning_new():
                    "../linux/kernel/cpu.c:931:1: warning: the frame size of "
                    "1048 bytes is larger than 1024 bytes "
                    "[-Wframe-larger-than=]\n")
-    assert buildtest.new_diagnostics(base, series) == []
+    assert kbuild.new_diagnostics(base, series) == []
 
 
 def test_a_repeated_new_warning_is_listed_once():
@@ -184,12 +185,12 @@ def test_a_repeated_new_warning_is_listed_once():
     series = parse(f"  CC      kernel/cpu.o\n{line}"
                    f"  CC      kernel/smpboot.o\n{line}")
     assert len(series) == 2
-    assert len(buildtest.new_diagnostics([], series)) == 1
+    assert len(kbuild.new_diagnostics([], series)) == 1
 
 
 def test_no_warnings_no_new_ones():
-    assert buildtest.new_diagnostics(parse(BASE_LOG), []) == []
-    assert buildtest.new_diagnostics([], []) == []
+    assert kbuild.new_diagnostics(parse(BASE_LOG), []) == []
+    assert kbuild.new_diagnostics([], []) == []
 
 
 # Excerpts of Linux 6.1's makefiles, as the touched files' lookup sees them.
@@ -257,34 +258,34 @@ GUEST = {"CONFIG_SMP": "y", "CONFIG_X86_TSC": "y", "CONFIG_ACPI": "y",
 
 
 def enabled(obj, config):
-    return buildtest.object_enabled(obj, MAKEFILES.get, config)
+    return kbuild.object_enabled(obj, MAKEFILES.get, config)
 
 
 def test_makefile_verdicts():
-    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "smpboot.o", {})
-    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "up.o",
+    assert kbuild.makefile_verdict(KERNEL_MAKEFILE, "smpboot.o", {})
+    assert kbuild.makefile_verdict(KERNEL_MAKEFILE, "up.o",
                                       {"CONFIG_SMP": "y"}) is False
-    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "up.o", {})
-    assert buildtest.makefile_verdict(KERNEL_MAKEFILE, "nosuch.o",
+    assert kbuild.makefile_verdict(KERNEL_MAKEFILE, "up.o", {})
+    assert kbuild.makefile_verdict(KERNEL_MAKEFILE, "nosuch.o",
                                       {}) is None
-    assert buildtest.makefile_verdict(ACPI_MAKEFILE, "sleep.o",
+    assert kbuild.makefile_verdict(ACPI_MAKEFILE, "sleep.o",
                                       {"CONFIG_ACPI_SLEEP": "y"})
-    assert buildtest.makefile_verdict(ACPI_MAKEFILE, "cstate.o",
+    assert kbuild.makefile_verdict(ACPI_MAKEFILE, "cstate.o",
                                       {}) is False
-    assert buildtest.makefile_verdict(
+    assert kbuild.makefile_verdict(
         ACPI_MAKEFILE, "cstate.o", {"CONFIG_ACPI_PROCESSOR": "m"})
 
 
 def test_ifdef_else_and_composite_objects():
     intel = {"CONFIG_CPU_SUP_INTEL": "y"}
-    assert buildtest.makefile_verdict(CPU_MAKEFILE, "intel.o", intel)
-    assert buildtest.makefile_verdict(CPU_MAKEFILE, "nointel.o",
+    assert kbuild.makefile_verdict(CPU_MAKEFILE, "intel.o", intel)
+    assert kbuild.makefile_verdict(CPU_MAKEFILE, "nointel.o",
                                       intel) is False
-    assert buildtest.makefile_verdict(CPU_MAKEFILE, "intel.o", {}) is False
-    assert buildtest.makefile_verdict(CPU_MAKEFILE, "nointel.o", {})
-    assert buildtest.makefile_verdict(COMPOSITE_MAKEFILE, "foo_smp.o",
+    assert kbuild.makefile_verdict(CPU_MAKEFILE, "intel.o", {}) is False
+    assert kbuild.makefile_verdict(CPU_MAKEFILE, "nointel.o", {})
+    assert kbuild.makefile_verdict(COMPOSITE_MAKEFILE, "foo_smp.o",
                                       {"CONFIG_FOO": "y"})
-    assert buildtest.makefile_verdict(COMPOSITE_MAKEFILE, "foo_smp.o",
+    assert kbuild.makefile_verdict(COMPOSITE_MAKEFILE, "foo_smp.o",
                                       {}) is False
 
 
@@ -312,9 +313,9 @@ def test_touched_objects_of_a_series():
              "arch/x86/include/asm/smp.h", "kernel/cpu.c",
              "kernel/smpboot.h", "arch/arm64/kernel/smp.c",
              "tools/testing/selftests/cpu-hotplug/x.c", "kernel/cpu.c"]
-    assert buildtest.touched_objects(files, "x86") == [
+    assert kbuild.touched_objects(files, "x86") == [
         "arch/x86/kernel/smpboot.o", "kernel/cpu.o"]
-    assert buildtest.touched_objects(files, "arm64") == [
+    assert kbuild.touched_objects(files, "arm64") == [
         "arch/arm64/kernel/smp.o", "kernel/cpu.o"]
 
 
@@ -435,3 +436,313 @@ def test_config_args():
     assert buildtest.config_args((("SMP", "y"), ("NR_CPUS", "64"),
                                   ("X", "m"))) == [
         "--enable", "SMP", "--set-val", "NR_CPUS", "64", "--module", "X"]
+
+
+# --- One side's configure and build, subprocess mocked -------------------
+
+class FakeRunner:
+    """Stands in for make and scripts/config: records argv, writes the
+    .config a config step would, prints `build_output` for a build."""
+
+    def __init__(self, dotconfig="CONFIG_SMP=y\n", build_output="",
+                 build_code=0, apply_options=True):
+        self.calls = []
+        self.dotconfig = dotconfig
+        self.build_output = build_output
+        self.build_code = build_code
+        self.apply_options = apply_options
+
+    def __call__(self, argv, cwd, env):
+        self.calls.append((argv, cwd, env))
+        if argv[0] == "scripts/config":
+            dotconfig = Path(argv[2])
+            if self.apply_options:
+                lines, args = [], argv[3:]
+                while args:
+                    op, opt = args[0], args[1]
+                    if op in ("--set-str", "--set-val"):
+                        lines.append(f'CONFIG_{opt}="{args[2]}"')
+                        args = args[3:]
+                        continue
+                    lines.append(f"CONFIG_{opt}=y" if op == "--enable"
+                                 else f"# CONFIG_{opt} is not set")
+                    args = args[2:]
+                with dotconfig.open("a") as fobj:
+                    fobj.write("\n".join(lines) + "\n")
+            return 0, ""
+        out = Path(next(a for a in argv if a.startswith("O="))[2:])
+        goal = argv[-1]
+        if goal.endswith("config"):
+            if not (out / ".config").exists():
+                (out / ".config").write_text(self.dotconfig)
+            return 0, "#\n# configuration written to .config\n#\n"
+        return self.build_code, self.build_output
+
+
+@pytest.fixture
+def sides(tmp_path):
+    """base and series trees with kernel/ and arch/x86/xen/ makefiles;
+    the series adds kernel/newfile.c."""
+    made = []
+    for name in ("base", "series"):
+        tree = tmp_path / name / "linux"
+        for path, text in (("kernel/Makefile", KERNEL_MAKEFILE
+                            + "obj-y += newfile.o\n"),
+                           ("arch/x86/Kbuild", X86_KBUILD),
+                           ("arch/x86/xen/Makefile", XEN_MAKEFILE),
+                           ("kernel/cpu.c", ""), ("kernel/smpboot.c", ""),
+                           ("kernel/workqueue.c", ""),
+                           ("arch/x86/xen/smp_pv.c", "")):
+            (tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (tree / path).write_text(text)
+        made.append(buildtest.Side(name, tree))
+    (made[1].tree / "kernel/newfile.c").write_text("")
+    return tuple(made)
+
+
+def target(name):
+    return {t.name: t for t in buildtest.targets()}[name]
+
+
+def test_cross_target_series_then_base_from_the_series_config(sides):
+    base, series = sides
+    arm64 = target("arm64")
+    run = FakeRunner(build_output="  CC      kernel/cpu.o\n")
+    got = buildtest.build_side(arm64, series, 2, False, [], run=run)
+    argvs = [argv for argv, _, _ in run.calls]
+    assert [a[-1] for a in argvs] == ["defconfig", "olddefconfig",
+                                      "kernel/workqueue.o"]
+    assert argvs[2][-3:] == ["kernel/cpu.o", "kernel/smpboot.o",
+                             "kernel/workqueue.o"]
+    assert all("ARCH=arm64" in a and "CROSS_COMPILE=aarch64-linux-gnu-"
+               in a for a in argvs)
+    assert all(cwd == series.tree for _, cwd, _ in run.calls)
+    assert run.calls[2][2]["LC_ALL"] == "C"
+    assert got.returncode == 0 and got.goals == list(arm64.goals)
+    assert "kernel/cpu.o" in Path(got.log).read_text()
+    (series.out(arm64) / ".config").write_text("CONFIG_SMP=y\nCONFIG_X=y\n")
+    run = FakeRunner()
+    buildtest.build_side(arm64, base, 2, False, [],
+                         series.out(arm64) / ".config", run=run)
+    assert [argv[-1] for argv, _, _ in run.calls] == [
+        "olddefconfig", "kernel/workqueue.o"]
+    assert "CONFIG_X=y" in (base.out(arm64) / ".config").read_text()
+
+
+def test_full_builds_vmlinux(sides):
+    run = FakeRunner()
+    got = buildtest.build_side(target("riscv64"), sides[1], 1, True, [],
+                               run=run)
+    assert got.goals == ["vmlinux"] and "ARCH=riscv" in run.calls[-1][0]
+
+
+def test_randconfig_seed_and_forced_options(sides):
+    rand = target("x86_64-rand-3")
+    run = FakeRunner(dotconfig="CONFIG_64BIT=y\n# CONFIG_SMP is not set\n")
+    buildtest.build_side(rand, sides[1], 1, False, [], run=run)
+    argv, _, env = run.calls[0]
+    assert argv[-1] == "randconfig" and env["KCONFIG_SEED"] == "3"
+    assert run.calls[1][0][:3] == ["scripts/config", "--file",
+                                   str(sides[1].out(rand) / ".config")]
+    assert "--enable" in run.calls[1][0] and "SMP" in run.calls[1][0]
+
+
+def test_options_that_do_not_stick_fail_the_target(sides):
+    run = FakeRunner(dotconfig="CONFIG_64BIT=y\n# CONFIG_SMP is not set\n",
+                     apply_options=False)
+    with pytest.raises(LabError, match="CONFIG_SMP: want y, got n"):
+        buildtest.build_side(target("x86_64-rand-1"), sides[1], 1, False,
+                             [], run=run)
+
+
+def test_debian_config_decompressed_and_fixed_up(sides, tmp_path,
+                                                 monkeypatch):
+    import lzma
+    configs = tmp_path / "linux-config-6.1"
+    configs.mkdir()
+    (configs / "config.amd64_none_amd64.xz").write_bytes(lzma.compress(
+        b"CONFIG_SMP=y\nCONFIG_DEBUG_INFO_BTF=y\n"
+        b"CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n"))
+    monkeypatch.setattr(buildtest, "DEBIAN_CONFIGS", configs)
+    debian = target("debian-amd64")
+    run = FakeRunner()
+    got = buildtest.build_side(debian, sides[1], 2, False, [], run=run)
+    dotconfig = (sides[1].out(debian) / ".config").read_text()
+    assert dotconfig.startswith("CONFIG_SMP=y\nCONFIG_DEBUG_INFO_BTF=y\n")
+    assert "# CONFIG_DEBUG_INFO_BTF is not set" in dotconfig
+    assert [argv[-1] for argv, _, _ in run.calls][-2:] == [
+        "olddefconfig", "vmlinux"]
+    assert got.goals == ["vmlinux"]
+    with pytest.raises(LabError, match="DEBUG_INFO_BTF: want n, got y"):
+        buildtest.build_side(debian, sides[1], 2, False, [],
+                             run=FakeRunner(apply_options=False))
+    monkeypatch.setattr(buildtest, "DEBIAN_CONFIGS", tmp_path / "none")
+    with pytest.raises(LabError, match="linux-config-6.1"):
+        buildtest.build_side(debian, sides[1], 2, False, [], run=run)
+
+
+def test_touched_objects_this_tree_or_config_lacks_are_skipped(
+        sides, monkeypatch):
+    base, series = sides
+
+    def flavour(tree, out, name):
+        assert name == "guest"
+        (out / ".config").write_text("CONFIG_SMP=y\n")
+    monkeypatch.setattr(buildtest.kconfig, "configure", flavour)
+    touched = ["kernel/cpu.c", "kernel/newfile.c", "arch/x86/xen/smp_pv.c",
+               "include/linux/cpu.h"]
+    w1 = target("x86_64-w1")
+    run = FakeRunner()
+    got = buildtest.build_side(w1, series, 2, False, touched, run=run)
+    assert got.goals == ["kernel/cpu.o", "kernel/newfile.o"]
+    assert got.skipped == ["arch/x86/xen/smp_pv.o"]
+    assert run.calls[-1][0][-3:] == ["W=1", "kernel/cpu.o",
+                                     "kernel/newfile.o"]
+    got = buildtest.build_side(w1, base, 2, False, touched,
+                               series.out(w1) / ".config", run=FakeRunner())
+    assert got.goals == ["kernel/cpu.o"]
+    assert got.skipped == ["arch/x86/xen/smp_pv.o", "kernel/newfile.o"]
+
+
+def test_no_goal_left_builds_nothing(sides, monkeypatch):
+    monkeypatch.setattr(buildtest.kconfig, "configure",
+                        lambda tree, out, name: (out / ".config")
+                        .write_text("CONFIG_SMP=y\n"))
+    run = FakeRunner(build_code=2)
+    got = buildtest.build_side(target("x86_64-sparse"), sides[1], 2, False,
+                               ["Documentation/x.rst"], run=run)
+    assert got.goals == [] and got.returncode == 0
+    assert run.calls[-1][0][-1] == "olddefconfig"
+
+
+# --- Base against series, the build mocked -------------------------------
+
+def fake_build(outputs, codes=None):
+    """build_side stand-in: per (target, side) output and exit code."""
+    calls = []
+
+    def build(target, side, jobs, full, touched, config_from=None):
+        calls.append((target.name, side.name, config_from))
+        key = (target.name, side.name)
+        return buildtest.Outcome(side.name, (codes or {}).get(key, 0),
+                                 outputs.get(key, ""), list(target.goals),
+                                 log=f"/logs/{side.name}/{target.name}.log")
+    build.calls = calls
+    return build
+
+
+def test_series_adding_a_warning_fails_the_target(sides):
+    base, series = sides
+    w1 = target("x86_64-w1")
+    build = fake_build({
+        ("x86_64-w1", "base"): BASE_LOG.replace(BASE_TREE, str(base.tree)),
+        ("x86_64-w1", "series"): SERIES_LOG.replace(TREE, str(series.tree))})
+    got = buildtest.compare_target(w1, sides, 2, False, [], build)
+    assert [c[:2] for c in build.calls] == [("x86_64-w1", "series"),
+                                            ("x86_64-w1", "base")]
+    assert build.calls[1][2] == series.out(w1) / ".config"
+    assert not got.ok
+    lines = got.lines()
+    assert lines[0].startswith("buildtest: FAIL x86_64-w1: 2 new warnings (")
+    assert lines[1] == ("  kernel/cpu.c:1510:14: warning: symbol "
+                        "'cpuhp_parallel_window' was not declared. Should "
+                        "it be static?")
+    assert got.counts == {"base": 2, "series": 4}
+
+
+def test_same_warnings_pass_and_a_build_error_fails(sides):
+    arm64 = target("arm64")
+    same = "../linux/kernel/cpu.c:10:5: warning: x [-Wfoo]\n"
+    got = buildtest.compare_target(arm64, sides, 1, False, [], fake_build(
+        {("arm64", "base"): same, ("arm64", "series"): same}))
+    assert got.ok and got.lines()[0].startswith(
+        "buildtest: PASS arm64: 0 new warnings (")
+    error = ("../linux/kernel/cpu.c:1400:9: error: implicit declaration of "
+             "function 'arch_cpuhp_kick_ap_alive' [-Werror=implicit-"
+             "function-declaration]\n"
+             "make[3]: *** [../linux/scripts/Makefile.build:250: "
+             "kernel/cpu.o] Error 1\n")
+    got = buildtest.compare_target(arm64, sides, 1, False, [], fake_build(
+        {("arm64", "series"): error}, {("arm64", "series"): 2}))
+    assert not got.ok
+    assert got.lines()[0].startswith("buildtest: FAIL arm64: 1 new warning, "
+                                     "series build failed (make exit 2) (")
+    assert "implicit declaration" in got.lines()[1]
+    # a build that fails alike in both trees still fails
+    got = buildtest.compare_target(arm64, sides, 1, False, [], fake_build(
+        {}, {("arm64", "series"): 2, ("arm64", "base"): 2}))
+    assert not got.ok and not got.new
+    assert got.lines()[1] == "  series build failed (make exit 2)"
+
+
+def test_configure_failure_fails_the_target_only(sides):
+    def broken(target, side, *args):
+        raise LabError("x86_64-debug: options did not stick: CONFIG_X")
+    got = buildtest.compare_target(target("x86_64-debug"), sides, 1, False,
+                                   [], broken)
+    assert not got.ok and "configure failed" in got.lines()[0]
+
+
+@pytest.fixture
+def mocked_run(sides, tmp_path, monkeypatch):
+    """buildtest.run with packages, trees and builds mocked."""
+    ensured = []
+    monkeypatch.setattr(buildtest.packages, "ensure", ensured.append)
+    monkeypatch.setattr(buildtest, "prepare_trees", lambda: sides)
+    monkeypatch.setattr(buildtest, "changed_files",
+                        lambda side: ["kernel/cpu.c"])
+    monkeypatch.setattr(buildtest, "environment",
+                        lambda chosen, sides: {"tools": {"gcc": "gcc 12"}})
+    monkeypatch.setattr(buildtest, "RESULTS", tmp_path / "results")
+    return ensured
+
+
+def test_run_fails_when_the_series_adds_a_warning(mocked_run, sides,
+                                                  monkeypatch, capsys,
+                                                  tmp_path):
+    base, series = sides
+    build = fake_build({
+        ("arm64", "base"): "", ("arm64", "series"): "",
+        ("x86_64-sparse", "base"): "",
+        ("x86_64-sparse", "series"):
+            f"{series.tree}/kernel/cpu.c:1510:14: warning: symbol "
+            "'cpuhp_parallel_window' was not declared. Should it be "
+            "static?\n"})
+    monkeypatch.setattr(buildtest, "build_side", build)
+    code = buildtest.run("x86_64-sparse,arm64", 2, False, False,
+                         ["tools/bringup", "buildtest", "--only",
+                          "x86_64-sparse,arm64"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[0].startswith("buildtest: FAIL x86_64-sparse: 1 new warning (")
+    assert out[1] == ("  kernel/cpu.c:1510:14: warning: symbol "
+                      "'cpuhp_parallel_window' was not declared. Should it "
+                      "be static?")
+    assert out[2].startswith("buildtest: PASS arm64: 0 new warnings (")
+    assert out[-1] == "1 passed, 1 failed"
+    assert mocked_run == [["tree", "kernel", "sparse", "cross-arm64"]]
+    record, = (tmp_path / "results").glob("buildtest-*.json")
+    data = json.loads(record.read_text())
+    assert data["argv"][-1] == "x86_64-sparse,arm64"
+    assert data["touched"] == ["kernel/cpu.c"]
+    assert data["tools"] == {"gcc": "gcc 12"}
+    assert (data["passed"], data["failed"]) == (1, 1)
+    sparse = data["targets"][0]
+    assert sparse["name"] == "x86_64-sparse" and not sparse["ok"]
+    assert sparse["new_warnings"][0]["file"] == "kernel/cpu.c"
+    assert sparse["sides"]["series"]["diagnostics"] == 1
+    assert data["targets"][1]["ok"]
+
+
+def test_run_passes_without_new_warnings_and_json_goes_to_stdout(
+        mocked_run, monkeypatch, capsys):
+    warning = "../linux/kernel/cpu.c:10:5: warning: x [-Wfoo]\n"
+    monkeypatch.setattr(buildtest, "build_side", fake_build(
+        {("riscv64", "base"): warning, ("riscv64", "series"): warning}))
+    assert buildtest.run("riscv64", 1, False, True, []) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert (record["passed"], record["failed"]) == (1, 0)
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("buildtest: PASS riscv64: 0 new warnings (")
+    assert lines[1] == "1 passed, 0 failed"
