@@ -746,3 +746,19 @@ def test_run_passes_without_new_warnings_and_json_goes_to_stdout(
     lines = captured.err.splitlines()
     assert lines[0].startswith("buildtest: PASS riscv64: 0 new warnings (")
     assert lines[1] == "1 passed, 0 failed"
+
+
+def test_only_steps_both_sides_run_are_compared(sides):
+    """The series' defconfig/randconfig step runs in no base build: what
+    it prints is logged, not compared."""
+    class Noisy(FakeRunner):
+        def __call__(self, argv, cwd, env):
+            code, text = super().__call__(argv, cwd, env)
+            if argv[-1] == "defconfig":
+                text += "WARNING: unmet direct dependencies detected for X\n"
+            return code, text
+    got = buildtest.build_side(target("arm64"), sides[1], 1, False, [],
+                               run=Noisy(build_output="a.c:1:1: warning: "
+                                         "w\n"))
+    assert "unmet" not in got.output and "a.c:1:1" in got.output
+    assert "unmet" in Path(got.log).read_text()

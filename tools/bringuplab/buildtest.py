@@ -182,7 +182,7 @@ class Side:
 
 @dataclass
 class Outcome:
-    """What one side's configure and build of a target printed."""
+    """What one side's olddefconfig and build of a target printed."""
     side: str
     returncode: int
     output: str
@@ -230,19 +230,25 @@ def _env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
 
 
 class _Steps:
-    """A side's commands, their output collected for its log."""
+    """A side's commands: all their output for its log, and that of the
+    steps both sides run alike (olddefconfig, the build) for comparing.
+    The series alone makes its config from the recipe, so what that
+    step prints is not compared."""
 
     def __init__(self, target: Target, side: Side, run: Runner) -> None:
         self.target, self.side, self.run = target, side, run
         self.out = side.out(target)
         self.ccache = shutil.which("ccache") is not None
         self.output: List[str] = []
+        self.compared: List[str] = []
 
     def call(self, argv: List[str], env: Optional[Dict[str, str]] = None,
-             check: bool = True) -> int:
+             check: bool = True, compare: bool = True) -> int:
         self.output.append("$ " + " ".join(argv) + "\n")
         code, text = self.run(argv, self.side.tree, _env(env))
         self.output.append(text)
+        if compare:
+            self.compared.append(text)
         if check and code != 0:
             tail = " | ".join(text.strip().splitlines()[-2:])
             raise LabError(f"{self.target.name}: {self.side.name}: "
@@ -250,10 +256,10 @@ class _Steps:
                            f"(exit {code}): {tail}")
         return code
 
-    def make_config(self, goal: str,
-                    env: Optional[Dict[str, str]] = None) -> None:
+    def make_config(self, goal: str, env: Optional[Dict[str, str]] = None,
+                    compare: bool = False) -> None:
         self.call(make_argv(self.target, self.out, [goal],
-                            ccache=self.ccache), env)
+                            ccache=self.ccache), env, compare=compare)
 
 
 def configure(steps: _Steps, config_from: Optional[Path]) -> None:
@@ -282,8 +288,8 @@ def configure(steps: _Steps, config_from: Optional[Path]) -> None:
         raise LabError(f"{target.name}: unknown recipe '{recipe.kind}'")
     if recipe.options and config_from is None:
         steps.call(["scripts/config", "--file", str(dotconfig),
-                    *config_args(recipe.options)])
-    steps.make_config("olddefconfig")
+                    *config_args(recipe.options)], compare=False)
+    steps.make_config("olddefconfig", compare=True)
     if config_from is None:
         want = {f"CONFIG_{opt}": val for opt, val in recipe.options
                 if val in ("y", "n", "m")}
@@ -342,8 +348,8 @@ def build_side(target: Target, side: Side, jobs: int, full: bool,
                                         steps.ccache), check=False)
     finally:
         log.write_text("".join(steps.output))
-    return Outcome(side.name, code, "".join(steps.output), goals, skipped,
-                   str(log))
+    return Outcome(side.name, code, "".join(steps.compared), goals,
+                   skipped, str(log))
 
 
 # --- Comparing the sides, the run ----------------------------------------
