@@ -2,8 +2,8 @@
 PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
-.PHONY: setup tree export kernel debug-kernel bisect initramfs demo check \
-	check-quick unit mutate bench bench-full soak
+.PHONY: setup tree export kernel debug-kernel bisect buildtest initramfs \
+	demo check check-quick unit mutate bench bench-full soak
 
 setup:
 	$(BRINGUP) setup
@@ -24,6 +24,11 @@ debug-kernel: tree
 # boot each guest kernel on 8 vCPUs in both bringup modes.
 bisect: tree
 	$(BRINGUP) kernel --each --boot --config guest,nosmp
+
+# Base vs series for many configs and arches: a build error or a new
+# warning fails (long; not part of check). Record in results/.
+buildtest:
+	$(BRINGUP) buildtest
 
 initramfs:
 	$(BRINGUP) initramfs

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from . import (boot, checkpatch, initramfs, kconfig, kernel,
+from . import (boot, buildtest, checkpatch, initramfs, kconfig, kernel,
                machine as machmod, matrix, packages, progress, record,
                render, tree)
 from .errors import LabError, UsageError
@@ -293,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(resume an interrupted run)")
     p.add_argument("--to", dest="last", type=int, default=0,
                    metavar="N", help="with --each: stop after patch N")
+    buildtest.add_parser(sub)
     sub.add_parser("initramfs", help="build the guest initramfs")
     p = sub.add_parser("boot", help="boot once in QEMU and judge it")
     p.add_argument("--cpus", type=int, default=4)
@@ -403,7 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
-            "kernel": cmd_kernel, "initramfs": cmd_initramfs,
+            "kernel": cmd_kernel, "buildtest": buildtest.command,
+            "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
             "render": cmd_render,

@@ -22,6 +22,17 @@ NEEDS: Dict[str, List[str]] = {
     "bench": ["gnuplot-nox"],
 }
 
+# Stages only `buildtest` needs (Debian's own kernel configs, sparse, the
+# cross compilers of the generic-code builds). Kept out of NEEDS, which
+# `make check` installs whole, so CI does not pull in cross compilers.
+BUILDTEST_NEEDS: Dict[str, List[str]] = {
+    "debian-configs": ["linux-config-6.1"],
+    "sparse": ["sparse"],
+    "cross-arm64": ["gcc-aarch64-linux-gnu"],
+    "cross-riscv64": ["gcc-riscv64-linux-gnu"],
+    "cross-ppc64le": ["gcc-powerpc64le-linux-gnu"],
+}
+
 # TCG in QEMU 7.2 (bookworm) has no x2APIC and stops at 255 vCPUs; the
 # bookworm-backports QEMU has both, so the lab takes QEMU from there, from
 # the mirror the machine's own apt sources name (apt_sources.py).
@@ -114,7 +125,7 @@ def backports_source(etc: Path = apt_sources.ETC_APT) -> Tuple[str, str]:
 
 def plan(stages: Sequence[str]) -> Plan:
     """What the named stages need and is missing, and how to get it."""
-    wanted = [p for s in stages for p in NEEDS[s]]
+    wanted = [p for s in stages for p in {**NEEDS, **BUILDTEST_NEEDS}[s]]
     missing = sorted({p for p in wanted if not installed(p)})
     found = qemu_version()
     todo = Plan(missing, "boot" in stages and found < MIN_QEMU, found)
