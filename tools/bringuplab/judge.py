@@ -89,26 +89,27 @@ def finished(facts: Facts, _: Expect) -> List[str]:
     return why
 
 
+def off_count(counts: List[int], want: int, text: str) -> List[str]:
+    """One reason per kernel (booted or kexec'd) whose count is not
+    `want`; `text` is formatted with num, count and want."""
+    return [text.format(num=num, count=count, want=want)
+            for num, count in enumerate(counts, 1) if count != want]
+
+
 def brought_up(facts: Facts, want: Expect) -> List[str]:
-    why = []
+    why = off_count(facts.brought_up_each, want.boot,
+                    "kernel {num}: brought up {count} of {want} CPUs")
     if not facts.brought_up_each:
         why.append("no 'smp: Brought up' line")
-    for num, count in enumerate(facts.brought_up_each, 1):
-        if count != want.boot:
-            why.append(f"kernel {num}: brought up {count} of {want.boot} "
-                       "CPUs")
     return why
 
 
 def online(facts: Facts, want: Expect) -> List[str]:
-    why = []
+    why = off_count(facts.online_each, want.online,
+                    "sysfs (kernel {num}): {count} of {want} CPUs online")
     if "cpus" in want.plan and not facts.online_each:
         why.append(f"sysfs: no 'cpus' line ({want.online} CPUs expected "
                    "online)")
-    for num, count in enumerate(facts.online_each, 1):
-        if count != want.online:
-            why.append(f"sysfs (kernel {num}): {count} of {want.online} "
-                       "CPUs online")
     return why
 
 

@@ -42,35 +42,35 @@ TAP_RESULT = re.compile(r"^(ok|not ok) \d+ (.*?)(?: # (SKIP|.*))?$", re.M)
 
 # Lines the kernel prints when something went wrong, by kind (judge.py
 # fails a boot on any the boot's entry does not ask for).
-SPLATS = [
-    ("WARN", re.compile(r"WARNING: CPU: \d+ PID: \d+|"
-                        r"------------\[ cut here \]------------")),
-    ("BUG", re.compile(r"\bBUG: (?!KASAN)|Oops: |general protection fault|"
-                       r"invalid opcode: ")),
-    ("panic", re.compile(r"Kernel panic - not syncing")),
-    ("lockdep", re.compile(r"possible circular locking dependency|"
-                           r"inconsistent lock state|possible recursive "
-                           r"locking|lock held when returning|"
-                           r"DEBUG_LOCKS_WARN_ON|suspicious RCU usage|"
-                           r"irq lock inversion")),
-    ("KASAN", re.compile(r"BUG: KASAN|KASAN: ")),
-    ("boot-failed", re.compile(r"failed to boot|do_boot_cpu failed|"
-                               r"failed to report alive state|"
-                               r"CPU\d+: Stuck|Not responding|"
-                               r"stuck with the real-mode stack lock|"
-                               r"real-mode stack lock held by|"
-                               r"did not take its release|"
-                               r"did not come up within \d+ seconds")),
-    ("stuck", re.compile(r"CPU#\d+ stuck|rcu_\w+ detected stalls|"
-                         r"self-detected stall")),
+# Each kind of splat: the alternatives of its pattern.
+SPLAT_TEXTS = (
+    ("WARN", (r"WARNING: CPU: \d+ PID: \d+",
+              r"------------\[ cut here \]------------")),
+    ("BUG", (r"\bBUG: (?!KASAN)", r"Oops: ", r"general protection fault",
+             r"invalid opcode: ")),
+    ("panic", (r"Kernel panic - not syncing",)),
+    ("lockdep", (r"possible circular locking dependency",
+                 r"inconsistent lock state", r"possible recursive locking",
+                 r"lock held when returning", r"DEBUG_LOCKS_WARN_ON",
+                 r"suspicious RCU usage", r"irq lock inversion")),
+    ("KASAN", (r"BUG: KASAN", r"KASAN: ")),
+    ("boot-failed", (r"failed to boot", r"do_boot_cpu failed",
+                     r"failed to report alive state", r"CPU\d+: Stuck",
+                     r"Not responding", r"stuck with the real-mode stack lock",
+                     r"real-mode stack lock held by",
+                     r"did not take its release",
+                     r"did not come up within \d+ seconds")),
+    ("stuck", (r"CPU#\d+ stuck", r"rcu_\w+ detected stalls",
+               r"self-detected stall")),
     # A TSC sync test which fails turns the TSC clock off: a slower boot
     # that still brings every CPU up, so it needs a splat of its own. The
     # test runs only while the TSC is trusted, and the first failure is
     # the one which prints this line. (TCG profiles without a constant
     # TSC give it up before the bringup, "due to TSCs unsynchronized":
     # not a failure.)
-    ("tsc-off", re.compile(r"Marking TSC unstable due to check_tsc_sync")),
-]
+    ("tsc-off", (r"Marking TSC unstable due to check_tsc_sync",)),
+)
+SPLATS = [(kind, re.compile("|".join(alts))) for kind, alts in SPLAT_TEXTS]
 
 
 @dataclass
