@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from bringuplab import cli, tree
+import closedpipe
 from bringuplab.errors import BootFailed, InfraError, LabError, UsageError
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
@@ -62,13 +63,7 @@ def test_bringup_alone_lists_every_command():
 
 def test_a_closed_pipe_ends_quietly():
     """`bringup ... | head`: the reader is gone before the lab writes."""
-    proc = subprocess.Popen([sys.executable, str(BRINGUP)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()
-    err = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == 141
-    assert "Traceback" not in err and "Exception ignored" not in err, err
+    closedpipe.ends_quietly([])
 
 
 def test_kernel_help_lists_every_flavour():
