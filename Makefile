@@ -21,7 +21,8 @@ debug-kernel: tree
 	$(BRINGUP) kernel --config debug
 
 # Build every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs, and
-# boot each guest kernel on 8 vCPUs in both bringup modes.
+# boot each guest kernel on 8 vCPUs in both bringup modes
+# (tools/bringuplab/each_patch.py; not a git bisect, every patch in turn).
 bisect: tree
 	$(BRINGUP) kernel --each --boot --config guest,nosmp
 

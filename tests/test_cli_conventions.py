@@ -72,3 +72,13 @@ def test_kernel_help_lists_every_flavour():
     text = " ".join(proc.stdout.split())
     for name in kconfig.FLAVOURS:
         assert name in text, name
+
+
+def test_no_lab_module_shadows_a_standard_module():
+    """A module of the lab named like one of the standard library (it
+    had a bisect.py) hides it from any script run from tools/bringuplab
+    and misleads the reader."""
+    package = Path(cli.__file__).parent
+    mine = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    assert not mine & set(sys.stdlib_module_names)
+    assert "each_patch" in mine

@@ -48,9 +48,9 @@ def cmd_kernel(args: argparse.Namespace) -> int:
         raise UsageError("a comma list of configs needs --each")
     packages.ensure(["kernel"])
     if args.each:
-        from . import bisect
-        return bisect.run(args.config.split(","), args.first, args.last,
-                          args.boot)
+        from . import each_patch
+        return each_patch.run(args.config.split(","), args.first,
+                              args.last, args.boot)
     if args.first != 1 or args.last or args.boot:
         raise UsageError("--from, --to and --boot need --each")
     print(kernel.build(args.config))

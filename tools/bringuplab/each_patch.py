@@ -1,4 +1,7 @@
-"""Compile-test every patch of the series in turn (bisectability)."""
+"""Build every patch of the series in turn, each with every config asked
+for, and with --boot boot each patch's guest kernel (`make bisect`,
+`bringup kernel --each`): that every patch builds and boots, not a
+search for the patch that broke something."""
 from pathlib import Path
 from typing import List
 
