@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Iterator, List, Optional, Set
 
 from . import hostcpu, judge, kconfig, machine as machmod, monitor, parse
-from .errors import LabError, QemuRefused
+from .errors import QemuRefused
 from .paths import LOGS, out_dir
 from .errors import InfraError
 from .result import BootResult, of_log
@@ -79,22 +79,6 @@ def kernel_nr_cpus(kernel: Path) -> int:
         opts = kconfig.parse(dotconfig.read_text())
         return int(opts.get("CONFIG_NR_CPUS", "512"))
     return 512
-
-
-def check_accel(accel: str) -> None:
-    """Only TCG boots Linux here; say why when KVM is asked for (a
-    usage error)."""
-    if accel == "tcg":
-        return
-    if accel != "kvm":
-        raise LabError(f"unknown accelerator '{accel}' (tcg or kvm)")
-    if Path("/sys/module/kvm_pvm").exists():
-        raise LabError("--accel kvm: /dev/kvm here is kvm_pvm (PVM), which "
-                       "does not boot ordinary Linux guests; use --tcg "
-                       "single or --tcg multi")
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        raise LabError("--accel kvm: /dev/kvm is not usable; use --tcg")
-    raise LabError("--accel kvm is not supported by the lab; use --tcg")
 
 
 # The QEMU processes running now, for stop_all(); once it ran, no boot

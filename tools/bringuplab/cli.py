@@ -76,7 +76,6 @@ def _plan(text: str) -> List[str]:
 
 
 def cmd_boot(args: argparse.Namespace) -> int:
-    boot.check_accel(args.accel)
     if args.silence < 0:
         raise UsageError("--silence must be 0 (off) or a number of seconds")
     kern = Path(args.kernel) if args.kernel else boot.default_kernel()
@@ -310,7 +309,6 @@ def build_parser() -> argparse.ArgumentParser:
                       default=None)
     apic.add_argument("--no-x2apic", dest="x2apic", action="store_false")
     p.add_argument("--tcg", default="single", help="single or multi")
-    p.add_argument("--accel", default="tcg", help="tcg (kvm: see error)")
     p.add_argument("--memory", type=int, default=0, help="MiB")
     p.add_argument("--append", default="", help="extra kernel parameters")
     p.add_argument("--plan", default="cpus",

@@ -130,7 +130,3 @@ def per_state(text: str, symbols: Optional[Symbols] = None,
         if ran_on == cpu:
             st.on_ap_us += us
     return out
-
-
-def total_us(states: Dict[str, StateTime]) -> float:
-    return sum(s.total_us for s in states.values())

@@ -58,11 +58,6 @@ def tree_ids(tree: Path = TREE) -> List[str]:
     return [patch_id(git(["show", "--format=", rev], tree)) for rev in revs]
 
 
-def file_ids(patches: Path = PATCHES) -> List[str]:
-    return [patch_id(p.read_text(errors="replace"))
-            for p in series_files(patches)]
-
-
 def strip_debian_ignore(gitignore: Path) -> None:
     """Drop Debian's 'ignore everything at the top level' block.
 
