@@ -1,7 +1,7 @@
 """make check's own guards."""
 from pathlib import Path
 
-from bringuplab import check
+from bringuplab import check, kernel
 
 # The lines of a System.map that matter here (addresses of the x86_64
 # guest kernel's layout: data below __bss_start, .bss above).
@@ -30,14 +30,15 @@ def test_an_early_symbol_in_bss_is_named():
     assert check.early_symbols_in_bss(none)[1] == ["smpboot_control"]
 
 
-def out_dir(tmp_path: Path, system_map: str) -> Path:
-    """A kernel build's out dir with its System.map; the bzImage path."""
+def out_dir(tmp_path: Path, system_map: str) -> kernel.Kernel:
+    """A kernel build's out dir with its System.map; its Kernel, as
+    kernel.build() returns it."""
     out = tmp_path / "out-guest"
     image = out / "arch" / "x86" / "boot" / "bzImage"
     image.parent.mkdir(parents=True)
     image.write_bytes(b"")
     (out / "System.map").write_text(system_map)
-    return image
+    return kernel.built_in(out, "guest")
 
 
 def guard(tmp_path: Path, system_map: str) -> check.Tally:

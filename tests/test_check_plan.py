@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bringuplab import boot, check, packages, record, tree
+from bringuplab import boot, check, kernel, packages, record, tree
 
 
 def result(wall, vcpu, verdict="pass"):
@@ -27,8 +27,9 @@ def plan(monkeypatch, tmp_path):
     monkeypatch.setattr(tree, "is_tree", lambda: True)
     monkeypatch.setattr(check, "patches", lambda tally: True)
     monkeypatch.setattr(check, "build_and_boot",
-                        lambda tally, config, name: (Path(f"bz-{config}"),
-                                                     Path("initrd")))
+                        lambda tally, config, name: (
+                            kernel.built_in(Path(f"out-{config}"), config),
+                            Path("initrd")))
     monkeypatch.setitem(check.AFTER_MATRIX, "debug",
                         lambda tally, image, initrd: None)
 
@@ -46,7 +47,8 @@ def test_the_host_clock_boot_passes_when_the_probe_measured(plan, capsys):
     rec = run(result(120.5, 118.0))
     assert rec.ok
     [spec] = asked
-    assert spec.host_cpu and spec.kernel == Path("bz-guest")
+    assert spec.host_cpu
+    assert spec.kernel == Path("out-guest/arch/x86/boot/bzImage")
     assert spec.mach.cpus == check.HOST_CLOCK_CPUS
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-2] == "3 passed, 0 failed"

@@ -5,7 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from bringuplab import kernel
+
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
+
+# A bzImage path with no build beside it (NR_CPUS unknown: 512)
+BZ = kernel.of_image(Path("bzImage"))
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -172,7 +177,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
             for i, (tcg, cpus) in enumerate([("single", 1), ("multi", 1),
                                              ("single", 4), ("single", 2),
                                              ("multi", 2), ("single", 8)])]
-    rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=2)
+    rows = matrix.run_entries(todo, BZ, None, False, jobs=2)
     assert [r.entry.name for r in rows] == [e.name for e in todo]
     assert [s for s in started if s.startswith("multi")] == started[-2:]
     # The largest round-robin boots are handed out first.
@@ -205,7 +210,7 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
     todo = [matrix.Entry("ok-0", 1), matrix.Entry("bad-1", 1),
             matrix.replace(matrix.fault("nosipi", 1), name="bad-fault"),
             matrix.Entry("ok-3", 1)]
-    rows = matrix.run_entries(todo, Path("bzImage"), None, False, jobs=jobs)
+    rows = matrix.run_entries(todo, BZ, None, False, jobs=jobs)
     assert [r.ok for r in rows] == [True, False, False, True]
     for row in rows[1:3]:
         assert row.result.verdict == "infra"

@@ -7,8 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from bringuplab import bench, boot, cli, compare, hostcpu, initramfs, \
-    record, tree
+    kernel, record, tree
 from bringuplab.errors import InfraError
+
+BZ = kernel.of_image(Path("bz"))
 
 
 def result(wall, verdict="pass"):
@@ -25,12 +27,13 @@ def lab(monkeypatch, tmp_path):
     answers = []
     monkeypatch.setattr(record, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(tree, "create", lambda: "tree up to date")
-    monkeypatch.setattr(bench, "_build", lambda which: Path(which))
+    monkeypatch.setattr(bench, "_build",
+                        lambda which: kernel.of_image(Path(which)))
     monkeypatch.setattr(bench, "plot", lambda samples, cells, png: None)
     monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
     monkeypatch.setattr(compare, "arms", lambda appends, without, configs:
-                        [compare.Arm("default", "", Path("bz")),
-                         compare.Arm("w1", "x=1", Path("bz"))])
+                        [compare.Arm("default", "", BZ),
+                         compare.Arm("w1", "x=1", BZ)])
 
     def fake_boot(spec, quiet=False):
         assert spec.host_cpu and quiet

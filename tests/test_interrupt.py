@@ -15,11 +15,11 @@ SCRIPT = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tools!r})
-from bringuplab import boot, machine, matrix
+from bringuplab import boot, kernel, machine, matrix
 tmp = Path({tmp!r})
 boot.LOGS = tmp / "logs"
-kern = tmp / "bzImage"
-kern.write_text("")
+kern = kernel.of_image(tmp / "bzImage")
+kern.image.write_text("")
 pids = tmp / "pids"
 
 def fake_qemu(self, kernel, initrd, cmdline, monitor=None):

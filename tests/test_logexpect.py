@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import logexpect, machine, matrix, soak
+from bringuplab import kernel, logexpect, machine, matrix, soak
 from bringuplab.judge import Expect
 from reallogs import LOGS, load, replace_first
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
 TOPO = "series-intel-32-2x8x2-topology-hotplug.log"
+
+# A bzImage path with no build beside it (NR_CPUS unknown: 512)
+BZ = kernel.of_image(Path("bzImage"))
 
 
 def bringup(*args: str) -> subprocess.CompletedProcess:
@@ -212,7 +215,7 @@ def test_judge_reproduces_a_matrix_runs_verdicts(monkeypatch, tmp_path):
         return result.of_log(log.read_text(), spec.expectations(), str(log))
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
-    rows = matrix.run_entries(matrix.MATRICES["demo"], Path("bzImage"),
+    rows = matrix.run_entries(matrix.MATRICES["demo"], BZ,
                               None, True)
     assert [r.result.verdict for r in rows] == ["fail", "pass"]
     for row in rows:

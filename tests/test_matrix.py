@@ -4,13 +4,16 @@ from typing import List
 
 import pytest
 
-from bringuplab import boot, judge, matrix, result
+from bringuplab import boot, judge, kernel, matrix, result
 from bringuplab.judge import Expect
 from reallogs import load, replace_first
 
 # 32 vCPUs 2x8x2 in two NUMA nodes, brought up in parallel: the
 # machine of the demo matrix.
 TOPO = "series-intel-32-2x8x2-topology-hotplug.log"
+
+# A bzImage path with no build beside it (NR_CPUS unknown: 512)
+BZ = kernel.of_image(Path("bzImage"))
 
 
 def test_an_entry_expects_its_machine_and_its_mode():
@@ -54,7 +57,7 @@ def rows_of(monkeypatch, tmp_path: Path, text: str,
         return result.of_log(text, spec.expectations(), str(log))
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
-    return matrix.run_entries(entries, Path("bzImage"), None, modes)
+    return matrix.run_entries(entries, BZ, None, modes)
 
 
 def test_a_boot_expected_parallel_that_ran_serially_fails(monkeypatch,

@@ -6,7 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from bringuplab import cli, matrix, packages, progress
+from bringuplab import cli, kernel, matrix, packages, progress
+
+# A bzImage path with no build beside it (NR_CPUS unknown: 512)
+BZ = kernel.of_image(Path("bzImage"))
 
 
 def test_progress_counts_and_estimates_what_is_left():
@@ -67,7 +70,7 @@ def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):
                         boot_result())
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
     todo = [matrix.Entry(f"e{i}", 1) for i in range(3)]
-    rows = matrix.run_entries(todo, Path("bz"), None, False,
+    rows = matrix.run_entries(todo, BZ, None, False,
                               done=progress.of_boots(3, "boots"))
     assert [row.entry.name for row in rows] == ["e0", "e1", "e2"]
     out = capsys.readouterr()
@@ -84,7 +87,8 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(tree, "create", lambda: "tree up to date")
     monkeypatch.setattr(tree, "series_files", lambda: [])
-    monkeypatch.setattr(kernel, "build", lambda name="guest": Path(name))
+    monkeypatch.setattr(kernel, "build",
+                        lambda name="guest": kernel.built_in(Path(name)))
     monkeypatch.setattr(initramfs, "build", lambda **k: Path("initrd"))
 
     def entries(todo, image, rd, modes, jobs, done):

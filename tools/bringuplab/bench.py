@@ -98,8 +98,8 @@ def check_suite(suite: str, reps: int) -> None:
         raise UsageError("--reps must be at least 1")
 
 
-def _build(which: str) -> Path:
-    """The bzImage of one of the kernels a variant names."""
+def _build(which: str) -> kernel.Kernel:
+    """One of the kernels a variant names, built."""
     if which == "ours":
         return kernel.build("guest")
     if which == "upstream":
@@ -132,7 +132,7 @@ def run_suite(suite: str, reps: int,
             mach = machmod.make(setup.cpus, setup.topology, setup.numa,
                                 setup.profile, None, setup.tcg)
             for var in variants:
-                spec = boot.BootSpec(mach, kernels[var.kernel], initrd,
+                spec = boot.BootSpec(mach, kernels[var.kernel].image, initrd,
                                      var.append, ["cpus"],
                                      label=f"bench-{var.name}-{setup.cpus}",
                                      host_cpu=True)

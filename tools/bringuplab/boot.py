@@ -13,7 +13,8 @@ from typing import IO, Iterator, List, Optional, Set
 
 from . import hostcpu, judge, kconfig, machine as machmod, monitor, parse
 from .errors import QemuRefused
-from .paths import LOGS, out_dir
+from .kernel import Kernel
+from .paths import LOGS
 from .errors import InfraError
 from .result import BootResult, of_log
 
@@ -68,15 +69,10 @@ class BootSpec:
         return self.timeout or 120 + 6 * self.mach.cpus
 
 
-def default_kernel() -> Path:
-    return out_dir("guest") / "arch/x86/boot/bzImage"
-
-
-def kernel_nr_cpus(kernel: Path) -> int:
-    """NR_CPUS of a bzImage built by the lab (512 if unknown)."""
-    dotconfig = kernel.parent.parent.parent.parent / ".config"
-    if dotconfig.is_file():
-        opts = kconfig.parse(dotconfig.read_text())
+def kernel_nr_cpus(kern: Kernel) -> int:
+    """NR_CPUS of a kernel built by the lab (512 if unknown)."""
+    if kern.config.is_file():
+        opts = kconfig.parse(kern.config.read_text())
         return int(opts.get("CONFIG_NR_CPUS", "512"))
     return 512
 

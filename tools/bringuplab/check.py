@@ -94,22 +94,23 @@ def patches(tally: Tally) -> bool:
 
 
 def build_and_boot(tally: Tally, config: str, matrix_name: str
-                   ) -> Optional[Tuple[Path, Path]]:
+                   ) -> Optional[Tuple[kernel.Kernel, Path]]:
     """Build the check tree with `config` and boot matrix `matrix_name`;
     the kernel and initramfs booted, None if the build failed."""
-    images = []
+    built = []
 
     def build() -> str:
-        images.append(kernel.build(config, CHECK_TREE,
-                                   CHECK_TREE.parent / f"out-{config}",
-                                   tag="-check"))
-        return str(images[0])
+        built.append(kernel.build(config, CHECK_TREE,
+                                  CHECK_TREE.parent / f"out-{config}",
+                                  tag="-check"))
+        return str(built[0].image)
     if not tally.guard(f"kernel build ({config} config)", build):
         return None
+    kern = built[0]
     if tree.series_files():
-        early_symbols_outside_bss(tally, images[0])
-    initrd = initramfs.build(CHECK_TREE, kernel=images[0])
-    rows = matrix.run(matrix_name, images[0], initrd,
+        early_symbols_outside_bss(tally, kern)
+    initrd = initramfs.build(CHECK_TREE, kernel=kern.image)
+    rows = matrix.run(matrix_name, kern, initrd,
                       expect_modes=bool(tree.series_files()),
                       done=of_boots(len(matrix.entries(matrix_name)),
                                     f"boots of {matrix_name}"))
@@ -119,7 +120,7 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
                   "; ".join(row.result.reasons)[:200])
         if not row.ok:
             print_excerpt(row.result.log, tally.out)
-    return images[0], initrd
+    return kern, initrd
 
 
 # What secondary_startup_64() reads on the boot CPU, before clear_bss():
@@ -141,12 +142,11 @@ def early_symbols_in_bss(system_map: str) -> Tuple[List[str], List[str]]:
     return found, [sym for sym in found if bss is None or addrs[sym] >= bss]
 
 
-def early_symbols_outside_bss(tally: Tally, image: Path) -> None:
+def early_symbols_outside_bss(tally: Tally, kern: kernel.Kernel) -> None:
     """The variables the boot CPU reads before clear_bss() are in the
     kernel image, not in .bss (System.map of the build)."""
-    found, wrong = early_symbols_in_bss(
-        (image.parents[3] / "System.map").read_text())
-    name = image.parents[3].name
+    found, wrong = early_symbols_in_bss(kern.system_map.read_text())
+    name = kern.out.name
     tally.add(f"boot CPU's early variables outside .bss ({name})",
               bool(found) and not wrong,
               f"in .bss: {', '.join(wrong)}" if wrong else
@@ -163,11 +163,11 @@ GIVE_UP_S = 10
 WATCH_CPUS = 4
 
 
-def hang_watch(tally: Tally, image: Path, initrd: Path) -> None:
+def hang_watch(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     """A silent guest is a hang, found by silence, with the monitor's
     state of every vCPU kept next to its log."""
     mach = machmod.make(WATCH_CPUS, "1x2x2")
-    spec = boot.BootSpec(mach, image, initrd, "smpboot_fault=rmstall:1",
+    spec = boot.BootSpec(mach, kern.image, initrd, "smpboot_fault=rmstall:1",
                          label="watch-rmstall-silent",
                          silence=WATCH_SILENCE_S)
     start = time.monotonic()
@@ -217,11 +217,11 @@ def print_excerpt(log: str, out: Optional[TextIO] = None) -> None:
 HOST_CLOCK_CPUS = 8
 
 
-def host_clock(tally: Tally, image: Path, initrd: Path) -> None:
+def host_clock(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     """A boot timed by the host's clock, as bench and compare time
     theirs: the check fails if the probe returns nothing."""
     mach = machmod.make(HOST_CLOCK_CPUS, "2x2x2")
-    spec = boot.BootSpec(mach, image, initrd, label="host-clock",
+    spec = boot.BootSpec(mach, kern.image, initrd, label="host-clock",
                          host_cpu=True)
     res = boot.run(spec, quiet=True)
     problems = []

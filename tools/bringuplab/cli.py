@@ -53,7 +53,7 @@ def cmd_kernel(args: argparse.Namespace) -> int:
                               args.last, args.boot)
     if args.first != 1 or args.last or args.boot:
         raise UsageError("--from, --to and --boot need --each")
-    print(kernel.build(args.config))
+    print(kernel.build(args.config).image)
     return 0
 
 
@@ -78,14 +78,15 @@ def _plan(text: str) -> List[str]:
 def cmd_boot(args: argparse.Namespace) -> int:
     if args.silence < 0:
         raise UsageError("--silence must be 0 (off) or a number of seconds")
-    kern = Path(args.kernel) if args.kernel else boot.default_kernel()
+    kern = kernel.given(args.kernel)
     mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
                         args.x2apic, args.tcg, args.memory,
                         nr_cpus=boot.kernel_nr_cpus(kern), high=args.high)
     plan = _plan(args.plan)
     packages.ensure(["boot", "initramfs"])
-    initrd = initramfs.build(kernel=kern if "kexec" in plan else None)
-    spec = boot.BootSpec(mach, kern, initrd, args.append,
+    initrd = initramfs.build(kernel=kern.image if "kexec" in plan
+                             else None)
+    spec = boot.BootSpec(mach, kern.image, initrd, args.append,
                          plan, args.timeout, args.label,
                          host_cpu=args.host_cpu, silence=args.silence)
     result = boot.run(spec, quiet=args.json)
@@ -106,7 +107,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
 def cmd_matrix(args: argparse.Namespace) -> int:
     matrix.entries(args.name)
     packages.ensure(["boot", "initramfs"])
-    kern = Path(args.kernel) if args.kernel else boot.default_kernel()
+    kern = kernel.given(args.kernel)
     rows = matrix.run(args.name, kern, initramfs.build(),
                       expect_modes=bool(tree.series_files()),
                       done=progress.of_boots(len(matrix.entries(args.name)),
@@ -204,8 +205,8 @@ def cmd_states(args: argparse.Namespace) -> int:
     if args.logs:
         # Split the logs of earlier runs again (the kernel they booted
         # must still be the trace kernel built here, for its System.map)
-        syms = states_report.symbols_of(out_dir("trace") /
-                                        "arch/x86/boot/bzImage")
+        syms = states_report.symbols_of(
+            kernel.built_in(out_dir("trace"), "trace"))
         boots = [states_report.analyse(log, syms) for log in args.logs]
     else:
         packages.ensure(["kernel", "boot", "initramfs"])

@@ -4,7 +4,6 @@ clock and the series' per-phase report. What a changelog quotes when it
 says what a patch saved."""
 import statistics
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import List, Sequence
 
 from . import bench, boot, hostcpu, initramfs, kconfig, kernel, record, \
@@ -23,7 +22,7 @@ OUT = BUILD / "compare"
 class Arm:
     name: str
     append: str
-    kernel: Path
+    kernel: kernel.Kernel
 
 
 def machine_name(mach: machmod.Machine) -> str:
@@ -48,7 +47,7 @@ def patch_number(text: str, count: int) -> int:
     return number
 
 
-def without_kernel(number: int) -> Path:
+def without_kernel(number: int) -> kernel.Kernel:
     """Build the guest kernel of base + the series without patch
     `number`, in a worktree of its own (the developer's tree is left
     alone); InfraError if the rest does not apply without it."""
@@ -92,8 +91,8 @@ def arms(appends: List[str], without: List[int],
     ours = kernel.build("guest")
     out = [Arm(arm_name(a), a, ours) for a in appends]
     for flav in configs:
-        image = kernel.build(flav)
-        out += [Arm(f"{flav} {arm_name(a)}", a, image) for a in appends]
+        built = kernel.build(flav)
+        out += [Arm(f"{flav} {arm_name(a)}", a, built) for a in appends]
     for number in without:
         out.append(Arm(f"without-{number}", appends[0],
                        without_kernel(number)))
@@ -170,8 +169,9 @@ def run(mach: machmod.Machine, appends: List[str], without: List[int],
     for rep in range(1, reps + 1):
         for arm in todo:
             append = arm.append
-            res = boot.run(boot.BootSpec(mach, arm.kernel, initrd, append,
-                                         ["cpus"], label=f"compare-{rep}",
+            res = boot.run(boot.BootSpec(mach, arm.kernel.image, initrd,
+                                         append, ["cpus"],
+                                         label=f"compare-{rep}",
                                          host_cpu=True), quiet=True)
             hostcpu.require(res.verdict, res.host_wall_ms, res.log)
             samples.append(Sample(

@@ -8,8 +8,7 @@ from .progress import of_boots, say
 def run(as_json: bool = False) -> int:
     packages.ensure(list(packages.NEEDS))
     say(tree.create())
-    image = kernel.build("guest")
-    rows = matrix.run("demo", image, initramfs.build(),
+    rows = matrix.run("demo", kernel.build("guest"), initramfs.build(),
                       expect_modes=bool(tree.series_files()),
                       done=of_boots(len(matrix.entries("demo")), "demo"))
     if as_json:

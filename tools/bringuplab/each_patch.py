@@ -2,7 +2,6 @@
 for, and with --boot boot each patch's guest kernel (`make bisect`,
 `bringup kernel --each`): that every patch builds and boots, not a
 search for the patch that broke something."""
-from pathlib import Path
 from typing import List
 
 from . import boot, initramfs, kernel, machine, tree, worktree
@@ -15,14 +14,15 @@ BOOT_CPUS, BOOT_TOPOLOGY = 8, "1x4x2"
 BOOT_MODES = (("parallel", ""), ("serial", "cpuhp.parallel=0"))
 
 
-def boot_both_modes(num: int, image: Path) -> List[str]:
-    """Boot `image` on 8 vCPUs with a hotplug cycle, in both modes; the
+def boot_both_modes(num: int, kern: kernel.Kernel) -> List[str]:
+    """Boot `kern` on 8 vCPUs with a hotplug cycle, in both modes; the
     modes whose boot did not pass, with the verdict."""
-    initrd = initramfs.build(kernel=image)
+    initrd = initramfs.build(kernel=kern.image)
     failed = []
     for mode, append in BOOT_MODES:
-        spec = boot.BootSpec(machine.make(BOOT_CPUS, BOOT_TOPOLOGY), image,
-                             initrd, append, plan=["cpus", "hotplug"],
+        spec = boot.BootSpec(machine.make(BOOT_CPUS, BOOT_TOPOLOGY),
+                             kern.image, initrd, append,
+                             plan=["cpus", "hotplug"],
                              label=f"bisect-{num:02d}-{mode}")
         res = boot.run(spec, quiet=True)
         if res.verdict != "pass":
@@ -62,12 +62,12 @@ def run(configs: List[str], first: int = 1, last: int = 0,
         worktree.fresh(where, rev)
         for config in configs:
             try:
-                image = kernel.build(config, where,
+                kern = kernel.build(config, where,
                                      where.parent / f"out-{config}",
                                      tag=f"-bisect-{num}")
                 state = "ok"
                 if boot_each and config == "guest":
-                    bad = boot_both_modes(num, image)
+                    bad = boot_both_modes(num, kern)
                     state = ("FAIL (boot " + "; ".join(bad) + ")" if bad
                              else "ok, booted 8 vCPUs in both modes")
                     failed += 1 if bad else 0

@@ -5,8 +5,9 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from . import kconfig, worktree
 from .errors import InfraError
@@ -16,6 +17,57 @@ from .run import output
 # Flavours built with the lab overlay (lab/patches/: fault injection) on
 # top of the series; every other flavour is the series alone.
 OVERLAY_FLAVOURS = ("debug",)
+
+
+# Where a build puts bzImage, in its out dir.
+IMAGE = Path("arch/x86/boot/bzImage")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel the lab built (or was given): its bzImage and the out
+    dir beside it, where its .config and System.map are."""
+    image: Path
+    out: Path
+    flavour: str = ""          # kconfig flavour ("" if unknown)
+    revision: str = ""         # git HEAD of the tree built ("" if unknown)
+
+    @property
+    def config(self) -> Path:
+        return self.out / ".config"
+
+    @property
+    def system_map(self) -> Path:
+        return self.out / "System.map"
+
+
+def built_in(out: Path, flavour: str = "", revision: str = "") -> Kernel:
+    """The kernel of an out dir (O=out)."""
+    return Kernel(out / IMAGE, out, flavour, revision)
+
+
+def of_image(image: Path) -> Kernel:
+    """A bzImage given by its path (--kernel): with its out dir when it
+    sits where a build puts it, else the folder it is in (no .config)."""
+    if image.parts[-len(IMAGE.parts):] == IMAGE.parts:
+        out = image.parents[len(IMAGE.parts) - 1]
+        return Kernel(image, out, out.name.removeprefix("out-"))
+    return Kernel(image, image.parent)
+
+
+def given(path: Optional[str]) -> Kernel:
+    """The kernel of a --kernel option: that bzImage, by default the
+    guest kernel `bringup kernel` builds."""
+    return of_image(Path(path)) if path else built_in(out_dir("guest"),
+                                                      "guest")
+
+
+def tree_revision(tree: Path) -> str:
+    """git HEAD of a kernel tree, "" if it has none."""
+    proc = subprocess.run(["git", "-C", str(tree), "rev-parse", "-q",
+                           "--verify", "HEAD"], capture_output=True,
+                          text=True, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 # The .config of every kernel built in this process, by the name of its
@@ -90,9 +142,9 @@ def overlay_tree(src: Path) -> Path:
     return dest
 
 
-def build(name: str = "guest", tree: Path = TREE, out: Path = None,
-          tag: str = "") -> Path:
-    """Configure and build bzImage for flavour `name`; return its path.
+def build(name: str = "guest", tree: Path = TREE,
+          out: Optional[Path] = None, tag: str = "") -> Kernel:
+    """Configure and build bzImage for flavour `name`; the Kernel built.
     Flavours in OVERLAY_FLAVOURS build tree's HEAD plus the lab overlay."""
     out = out or out_dir(name)
     if not (tree / "Makefile").is_file():
@@ -103,8 +155,9 @@ def build(name: str = "guest", tree: Path = TREE, out: Path = None,
     started = time.monotonic()
     log = LOGS / f"kernel-{name}{tag}.log"
     make(tree, out, ["bzImage"], log)
-    BUILT[f"{name}{tag}"] = out / ".config"
-    image = out / "arch/x86/boot/bzImage"
+    kern = built_in(out, name, tree_revision(tree))
+    BUILT[f"{name}{tag}"] = kern.config
     print(f"lab: kernel '{name}' built in "
-          f"{time.monotonic() - started:.0f} s: {image}", file=sys.stderr)
-    return image
+          f"{time.monotonic() - started:.0f} s: {kern.image}",
+          file=sys.stderr)
+    return kern

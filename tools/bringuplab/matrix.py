@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 from . import boot, judge, machine as machmod, report
+from .kernel import Kernel
 from .errors import LabError, QemuRefused
 from .result import BootResult, of_log
 
@@ -238,7 +239,7 @@ class Row:
                 if rule in ENTRY_RULES]
 
 
-def run(name: str, kernel: Path, initrd: Path, expect_modes: bool,
+def run(name: str, kernel: Kernel, initrd: Path, expect_modes: bool,
         done: Optional[Callable[[Row], None]] = None) -> List[Row]:
     """Boot every entry of a named matrix."""
     return run_entries(entries(name), kernel, initrd, expect_modes,
@@ -258,7 +259,7 @@ def shared_order(todo: List[Entry]) -> List[int]:
                   key=lambda i: -todo[i].cpus)
 
 
-def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
+def run_entries(todo: List[Entry], kernel: Kernel, initrd: Path,
                 expect_modes: bool, jobs: int = 1,
                 done: Optional[Callable[[Row], None]] = None) -> List[Row]:
     """Boot every entry, rows in the order of `todo`; with expect_modes
@@ -278,7 +279,7 @@ def run_entries(todo: List[Entry], kernel: Path, initrd: Path,
 
     def one(entry: Entry) -> Row:
         try:
-            result = boot.run(spec(entry, kernel, initrd, nr_cpus,
+            result = boot.run(spec(entry, kernel.image, initrd, nr_cpus,
                                    expect_modes), quiet=True)
         except QemuRefused as err:
             # One machine QEMU will not start is one boot with an

@@ -219,9 +219,9 @@ def run(boots: int = 300, seed: int = 1,
             raise LabError("no --entry is in the --only scenarios")
     packages.ensure(list(packages.NEEDS))
     print("lab: soak: " + tree.create())
-    image = kernel.build("guest")
+    guest = kernel.build("guest")
     initrd = initramfs.build()
-    with_kernel = initramfs.build(kernel=image)
+    with_kernel = initramfs.build(kernel=guest.image)
     modes = bool(tree.series_files())
     started = record.now()
     began = time.monotonic()
@@ -251,7 +251,7 @@ def run(boots: int = 300, seed: int = 1,
                                       initrd, modes, jobs, done)
         else:
             rd = with_kernel if name == "kexec" else initrd
-            rows = matrix.run_entries(todo[name], image, rd, modes, jobs,
+            rows = matrix.run_entries(todo[name], guest, rd, modes, jobs,
                                       done)
         tables.append(f"{name}:\n{matrix.render(rows)}")
         print(tables[-1], flush=True)

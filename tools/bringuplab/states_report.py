@@ -55,8 +55,8 @@ def analyse(log: str, symbols: states.Symbols) -> Boot:
                 {k: asdict(v) for k, v in split.items()})
 
 
-def symbols_of(kern: Path) -> states.Symbols:
-    system_map = kern.parents[3] / "System.map"
+def symbols_of(kern: kernel.Kernel) -> states.Symbols:
+    system_map = kern.system_map
     if not system_map.is_file():
         raise InfraError(f"states: no {system_map} beside the kernel")
     return states.Symbols(system_map.read_text())
@@ -70,7 +70,7 @@ def run(mach: machmod.Machine, reps: int) -> List[Boot]:
     steps = Progress(reps * len(MODES), "states")
     for rep in range(reps):
         for mode, append in MODES.items():
-            spec = boot.BootSpec(mach, kern, initrd, append,
+            spec = boot.BootSpec(mach, kern.image, initrd, append,
                                  ["cpus", "trace"], 0, f"states-{mode}")
             res = boot.run(spec, quiet=True)
             if res.verdict != "pass":

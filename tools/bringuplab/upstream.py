@@ -1,15 +1,13 @@
 """Upstream Linux 6.12 (Debian linux-source-6.12), built with our config
 fragments, as the benchmark's reference."""
-from pathlib import Path
-
 from . import base as basemod, kernel, tree
 from .paths import BUILD, UPSTREAM_FILE
 
 UP_TREE = BUILD / "upstream" / "linux"
 
 
-def build() -> Path:
-    """Unpack (once) and build upstream's bzImage; return its path."""
+def build() -> kernel.Kernel:
+    """Unpack (once) and build upstream's bzImage; the Kernel built."""
     if not tree.is_tree(UP_TREE):
         pin = basemod.load(UPSTREAM_FILE)
         tree.unpack(basemod.fetch(pin), UP_TREE)
