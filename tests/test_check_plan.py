@@ -49,7 +49,7 @@ def test_the_host_clock_boot_passes_when_the_probe_measured(plan, capsys):
     [spec] = asked
     assert spec.host_cpu
     assert spec.kernel == Path("out-guest/arch/x86/boot/bzImage")
-    assert spec.mach.cpus == check.HOST_CLOCK_CPUS
+    assert spec.mach.cpus == check.HOST_CLOCK.cpus
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-2] == "3 passed, 0 failed"
     assert out[-1].startswith("check: record ")
@@ -59,7 +59,7 @@ def test_the_host_clock_boot_passes_when_the_probe_measured(plan, capsys):
     steps = [s["name"] for s in data["results"]["steps"]]
     assert steps[0] == "unit tests" and steps[1].startswith("tree ")
     assert steps[2:] == [
-        f"host clock read by the probe ({check.HOST_CLOCK_CPUS} vCPUs)"]
+        f"host clock read by the probe ({check.HOST_CLOCK.cpus} vCPUs)"]
     assert data["provenance"]["host"]["cpus"] >= 1
 
 
@@ -73,7 +73,7 @@ def test_the_host_clock_boot_fails_when_the_probe_found_nothing(plan,
     rec = run(answer)
     assert not rec.ok
     assert rec.results["failures"] == [
-        f"host clock read by the probe ({check.HOST_CLOCK_CPUS} vCPUs)"]
+        f"host clock read by the probe ({check.HOST_CLOCK.cpus} vCPUs)"]
 
 
 def test_json_check_keeps_stdout_for_the_record(plan, capsys, monkeypatch):

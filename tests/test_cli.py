@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from bringuplab import kernel
+from bringuplab.machinespec import MachineSpec
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
 
@@ -19,10 +20,27 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args,message", [
-    (["boot", "--profile", "sparc"], "unknown profile 'sparc'"),
+    (["boot", "--profile", "sparc"],
+     "argument --profile: invalid choice: 'sparc'"),
     (["boot", "--cpus", "3", "--topology", "2x2x1"], "not --cpus 3"),
     (["boot", "--cpus", "600"], "at most 288"),
-    (["boot", "--tcg", "fast"], "unknown TCG mode"),
+    (["boot", "--tcg", "fast"], "argument --tcg: invalid choice: 'fast'"),
+    (["boot", "--topology", "2x2"], "is not SOCKETSxCORESxTHREADS"),
+    (["boot", "--cpus", "8", "--topology", "1x4x2", "--numa", "3"],
+     "--numa 3 does not divide the 4 cores evenly"),
+    (["boot", "--cpus", "4", "--topology", "1x2x2", "--high", "2",
+      "--numa", "2"], "--high needs --numa 1"),
+    (["boot", "--cpus", "288", "--topology", "2x72x2", "--no-x2apic"],
+     "needs --x2apic"),
+    (["boot", "--x2apic", "--no-x2apic"], "not allowed with argument"),
+    # compare and states take the same machine options (machinespec)
+    (["compare", "--cpus", "8"], "topology 2x16x2 is 64 CPUs, not --cpus 8"),
+    (["states", "--profile", "arm"], "invalid choice: 'arm'"),
+    (["states", "--cpus", "32", "--topology", "2x8x2", "--numa", "5"],
+     "--numa 5: between 1 and min(4, cpus)"),
+    (["states", "--reps", "0"], "--reps must be at least 1"),
+    (["bench", "--reps", "-1"], "--reps must be at least 1"),
+    (["compare", "--reps", "x"], "argument --reps: invalid int value"),
     (["boot", "--plan", "cpus,dance"], "unknown plan step 'dance'"),
     (["boot", "--cpus", "many"], "invalid int value"),
     # TCG is the only accelerator (docs/decisions.md): no --accel
@@ -173,7 +191,7 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
         return res
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
-    todo = [matrix.Entry(f"{tcg}-{i}", cpus, tcg=tcg)
+    todo = [matrix.Entry(f"{tcg}-{i}", MachineSpec(cpus, tcg=tcg))
             for i, (tcg, cpus) in enumerate([("single", 1), ("multi", 1),
                                              ("single", 4), ("single", 2),
                                              ("multi", 2), ("single", 8)])]
@@ -207,9 +225,10 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         return result.of_log(log.read_text(), spec.expectations(), str(log))
     monkeypatch.setattr(boot, "run", fake_run)
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
-    todo = [matrix.Entry("ok-0", 1), matrix.Entry("bad-1", 1),
+    todo = [matrix.Entry("ok-0", MachineSpec(1)),
+            matrix.Entry("bad-1", MachineSpec(1)),
             matrix.replace(matrix.fault("nosipi", 1), name="bad-fault"),
-            matrix.Entry("ok-3", 1)]
+            matrix.Entry("ok-3", MachineSpec(1))]
     rows = matrix.run_entries(todo, BZ, None, False, jobs=jobs)
     assert [r.ok for r in rows] == [True, False, False, True]
     for row in rows[1:3]:
@@ -224,7 +243,7 @@ def test_tscwarp_entry_wants_every_cpu_and_the_warp_named(parallel):
     the TSC test must name CPU 6 and turn off the TSC clock."""
     from bringuplab import matrix
     entry = matrix.fault("tscwarp", 6, parallel=parallel)
-    assert entry.expect_online is None and entry.cpus == 8
+    assert entry.expect_online is None and entry.machine.cpus == 8
     assert entry.plan == ("cpus", "hotplug")
     assert "smpboot_fault=tscwarp:6" in entry.append
     assert not any("wakeup" in p for p in entry.dmesg)
@@ -269,7 +288,8 @@ def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
     names = [e.name for e in entries]
     assert len(names) == len(set(names)) == 16
     kasan = [e for e in entries if e.name.startswith("kasan-")]
-    assert {(e.cpus, e.tcg, e.parallel) for e in kasan} == {
+    assert {(e.machine.cpus, e.machine.tcg, e.parallel)
+            for e in kasan} == {
         (n, tcg, par) for n in (16, 32) for tcg in ("single", "multi")
         for par in (True, False)}
     # 4-level paging (see matrix.KASAN_APPEND); serial ones still serial.
@@ -289,7 +309,8 @@ def test_soak_pick_reruns_one_entry():
     picked = soak._pick(todo, [name, "nosmp"], 3)
     assert [e.name for e in picked["matrix"]] == [
         f"{name}#{i}" for i in (1, 2, 3)]
-    assert picked["matrix"][0].high == 10 and picked["matrix"][0].cpus == 20
+    assert picked["matrix"][0].machine == MachineSpec(
+        20, "5x17x2", 1, "intel", True, high=10)
     assert len(picked["cmdline"]) == 3 and not picked["faults"]
     with pytest.raises(LabError, match="unknown soak entry 'x'"):
         soak._pick(todo, ["x"], 1)

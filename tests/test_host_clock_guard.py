@@ -9,6 +9,7 @@ import pytest
 from bringuplab import bench, boot, cli, compare, hostcpu, initramfs, \
     kernel, record, tree
 from bringuplab.errors import InfraError
+from bringuplab.machinespec import MachineSpec
 
 BZ = kernel.of_image(Path("bz"))
 
@@ -74,10 +75,9 @@ def test_a_failed_boot_is_a_test_failure_not_infrastructure(lab, capsys):
 
 
 def test_compare_stops_at_a_passing_boot_the_host_did_not_time(lab):
-    from bringuplab import machine
     lab += [result(80.0), result(None)]
     with pytest.raises(InfraError):
-        compare.run(machine.make(4, "1x2x2"), [], [], 1)
+        compare.run(MachineSpec(4, "1x2x2"), [], [], 1)
 
 
 def test_the_cli_exits_3_for_it(lab, monkeypatch, capsys):

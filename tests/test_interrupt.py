@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {tools!r})
 from bringuplab import boot, kernel, machine, matrix
+from bringuplab.machinespec import MachineSpec
 tmp = Path({tmp!r})
 boot.LOGS = tmp / "logs"
 kern = kernel.of_image(tmp / "bzImage")
@@ -27,7 +28,7 @@ def fake_qemu(self, kernel, initrd, cmdline, monitor=None):
 
 machine.Machine.qemu_argv = fake_qemu
 boot.kernel_nr_cpus = lambda kernel: 512
-todo = [matrix.Entry(f"e{{i}}", 1) for i in range(6)]
+todo = [matrix.Entry(f"e{{i}}", MachineSpec(1)) for i in range(6)]
 try:
     with boot.interruptible():
         matrix.run_entries(todo, kern, None, False, jobs=2)

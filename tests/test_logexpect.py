@@ -235,7 +235,7 @@ def test_every_matrix_and_soak_entry_is_known():
     names += ["m-x2apic-ids-above-255-single"]
     assert set(names) <= set(known)
     assert known["nosmp"][0].expect_online == 1
-    assert known["debug-32-multi-serial"][0].cpus == 32
+    assert known["debug-32-multi-serial"][0].machine.cpus == 32
 
 
 def test_the_verdict_says_how_the_log_was_judged(tmp_path):

@@ -34,7 +34,7 @@ def test_an_entry_expects_its_machine_and_its_mode():
 def test_an_entry_expects_its_cpu_counts(name, online, boot_cpus):
     entry = next(e for e in matrix.MATRICES["check"] if e.name == name)
     want = matrix.expect(entry, modes=True)
-    assert (want.vcpus, want.online, want.boot) == (entry.cpus, online,
+    assert (want.vcpus, want.online, want.boot) == (entry.machine.cpus, online,
                                                      boot_cpus)
     assert want.plan == entry.plan
 

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from bringuplab import cli, kernel, matrix, packages, progress
+from bringuplab.machinespec import MachineSpec
 
 # A bzImage path with no build beside it (NR_CPUS unknown: 512)
 BZ = kernel.of_image(Path("bzImage"))
@@ -52,7 +53,7 @@ def boot_result(verdict: str = "pass") -> SimpleNamespace:
 
 def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys):
     from bringuplab import initramfs, tree
-    rows = [matrix.Row(matrix.Entry("intel-1", 1), boot_result())]
+    rows = [matrix.Row(matrix.Entry("intel-1", MachineSpec(1)), boot_result())]
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
     monkeypatch.setattr(tree, "series_files", lambda: [])
@@ -69,7 +70,7 @@ def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):
     monkeypatch.setattr(boot, "run", lambda spec, quiet=False:
                         boot_result())
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
-    todo = [matrix.Entry(f"e{i}", 1) for i in range(3)]
+    todo = [matrix.Entry(f"e{i}", MachineSpec(1)) for i in range(3)]
     rows = matrix.run_entries(todo, BZ, None, False,
                               done=progress.of_boots(3, "boots"))
     assert [row.entry.name for row in rows] == ["e0", "e1", "e2"]

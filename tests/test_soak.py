@@ -1,13 +1,14 @@
 """The soak counts the judge's statuses: hangs apart from failures."""
 from bringuplab import judge, matrix, parse, result, soak
 from bringuplab.judge import Expect
+from bringuplab.machinespec import MachineSpec
 from reallogs import load
 
 TOPO = "series-intel-32-2x8x2-topology-hotplug.log"
 
 
 def row(text: str, want: Expect) -> matrix.Row:
-    return matrix.Row(matrix.Entry("e", want.vcpus),
+    return matrix.Row(matrix.Entry("e", MachineSpec(want.vcpus)),
                       result.of_log(text, want))
 
 

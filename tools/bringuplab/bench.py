@@ -10,8 +10,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from . import boot, hostcpu, initramfs, kernel, machine as machmod, \
-    record, report, stats, tree, upstream, worktree
+from . import boot, hostcpu, initramfs, kernel, record, report, stats, \
+    tree, upstream, worktree
+from .machinespec import SERVER, MachineSpec
 from .errors import UsageError
 from .paths import BUILD
 from .progress import Progress, say
@@ -59,43 +60,27 @@ def pick_variants(names: Optional[str]) -> List[Variant]:
     return [var for var in VARIANTS if var.name in wanted]
 
 
-@dataclass(frozen=True)
-class Setup:
-    cpus: int
-    topology: str
-    numa: int
-    tcg: str
-    profile: str
-
-    @property
-    def name(self) -> str:
-        return (f"{self.cpus}={self.topology} numa{self.numa} "
-                f"{self.tcg} {self.profile}")
-
-
-def _server(cpus: int, tcg: str, profile: str) -> Setup:
+def _server(cpus: int, tcg: str, profile: str) -> MachineSpec:
     """2 sockets, SMT 2, 2 NUMA nodes."""
-    return Setup(cpus, f"2x{cpus // 4}x2", 2, tcg, profile)
+    return MachineSpec(cpus, f"2x{cpus // 4}x2", 2, profile, tcg=tcg)
 
 
-SUITES: Dict[str, List[Setup]] = {
+SUITES: Dict[str, List[MachineSpec]] = {
     "quick": [_server(64, "single", "intel"), _server(32, "multi", "intel"),
               _server(32, "single", "amd")],
     "full": [_server(n, tcg, prof) for prof in ("intel", "amd")
              for tcg in ("single", "multi") for n in (8, 16, 32, 64)]
-    + [Setup(64, "64x1x1", 1, "single", "intel")],
+    + [MachineSpec(64, "64x1x1")],
     # The round-robin target machine alone, for many boots per cell: its
     # ratio moves with this host's emulation speed (docs/benchmark.md).
-    "rr64": [_server(64, "single", "intel")],
+    "rr64": [SERVER],
 }
 
 
-def check_suite(suite: str, reps: int) -> None:
+def check_suite(suite: str) -> None:
     if suite not in SUITES:
         raise UsageError(f"unknown suite '{suite}' (known: "
                          f"{', '.join(SUITES)})")
-    if reps < 1:
-        raise UsageError("--reps must be at least 1")
 
 
 def _build(which: str) -> kernel.Kernel:
@@ -119,7 +104,7 @@ def run_suite(suite: str, reps: int,
     """Boot every variant on every machine of the suite, `reps` times,
     interleaved. InfraError if a passing boot went untimed by the host's
     clock (hostcpu.require): its rows would drop out of the tables."""
-    check_suite(suite, reps)
+    check_suite(suite)
     variants = list(VARIANTS) if variants is None else variants
     say("bench: " + tree.create())
     kernels = {which: _build(which)
@@ -129,8 +114,7 @@ def run_suite(suite: str, reps: int,
     steps = Progress(reps * len(SUITES[suite]) * len(variants), "bench")
     for rep in range(1, reps + 1):
         for setup in SUITES[suite]:
-            mach = machmod.make(setup.cpus, setup.topology, setup.numa,
-                                setup.profile, None, setup.tcg)
+            mach = setup.make()
             for var in variants:
                 spec = boot.BootSpec(mach, kernels[var.kernel].image, initrd,
                                      var.append, ["cpus"],

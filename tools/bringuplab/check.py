@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, TextIO, Tuple
 
-from . import (boot, checkpatch, initramfs, kernel, machine as machmod,
-               matrix, packages, parse, record, tree, worktree)
+from . import (boot, checkpatch, initramfs, kernel, matrix, packages,
+               parse, record, tree, worktree)
 from .errors import LabError
+from .machinespec import MachineSpec
 from .paths import BUILD, ROOT
 from .progress import of_boots
 
@@ -160,15 +161,14 @@ def early_symbols_outside_bss(tally: Tally, kern: kernel.Kernel) -> None:
 # saved.
 WATCH_SILENCE_S = 5.0
 GIVE_UP_S = 10
-WATCH_CPUS = 4
+WATCH = MachineSpec(4, "1x2x2")
 
 
 def hang_watch(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     """A silent guest is a hang, found by silence, with the monitor's
     state of every vCPU kept next to its log."""
-    mach = machmod.make(WATCH_CPUS, "1x2x2")
-    spec = boot.BootSpec(mach, kern.image, initrd, "smpboot_fault=rmstall:1",
-                         label="watch-rmstall-silent",
+    spec = boot.BootSpec(WATCH.make(), kern.image, initrd,
+                         "smpboot_fault=rmstall:1", label="watch-rmstall-silent",
                          silence=WATCH_SILENCE_S)
     start = time.monotonic()
     res = boot.run(spec, quiet=True)
@@ -186,9 +186,9 @@ def hang_watch(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     # Count QEMU's answers, not the questions asked
     lapics = len(re.findall(r"^dumping local APIC state for CPU \d+",
                             dump, re.M))
-    if cpus != WATCH_CPUS or lapics != WATCH_CPUS:
+    if cpus != WATCH.cpus or lapics != WATCH.cpus:
         problems.append(f"monitor state: {cpus} vCPUs listed, {lapics} "
-                        f"local APICs, expected {WATCH_CPUS}")
+                        f"local APICs, expected {WATCH.cpus}")
     tally.add("hang found by silence, monitor state kept", not problems,
               "; ".join(problems) or f"{took:.0f} s, {state}")
 
@@ -214,15 +214,14 @@ def print_excerpt(log: str, out: Optional[TextIO] = None) -> None:
 # bringup lines caught as QEMU writes them (hostcpu.py). Round-robin TCG
 # as the benchmark's target machine; 8 vCPUs for a bringup long enough
 # to time.
-HOST_CLOCK_CPUS = 8
+HOST_CLOCK = MachineSpec(8, "2x2x2")
 
 
 def host_clock(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     """A boot timed by the host's clock, as bench and compare time
     theirs: the check fails if the probe returns nothing."""
-    mach = machmod.make(HOST_CLOCK_CPUS, "2x2x2")
-    spec = boot.BootSpec(mach, kern.image, initrd, label="host-clock",
-                         host_cpu=True)
+    spec = boot.BootSpec(HOST_CLOCK.make(), kern.image, initrd,
+                         label="host-clock", host_cpu=True)
     res = boot.run(spec, quiet=True)
     problems = []
     if res.verdict != "pass":
@@ -233,7 +232,7 @@ def host_clock(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     elif res.host_wall_ms <= 0 or res.host_vcpu_ms <= 0:
         problems.append(f"the probe measured {res.host_wall_ms} ms wall, "
                         f"{res.host_vcpu_ms} ms of vCPU threads")
-    tally.add(f"host clock read by the probe ({HOST_CLOCK_CPUS} vCPUs)",
+    tally.add(f"host clock read by the probe ({HOST_CLOCK.cpus} vCPUs)",
               not problems, "; ".join(problems) or
               f"bringup {res.host_wall_ms} ms by the host, vCPU threads "
               f"{res.host_vcpu_ms} ms, log {res.log}")

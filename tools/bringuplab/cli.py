@@ -5,11 +5,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from . import (boot, buildtest, checkpatch, initramfs, kconfig, kernel,
-               machine as machmod, matrix, packages, progress, record,
-               render, tree)
+               machinespec, matrix, packages, progress, record, render,
+               tree)
 from .errors import LabError, UsageError
 from .paths import out_dir
 
@@ -79,9 +79,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
     if args.silence < 0:
         raise UsageError("--silence must be 0 (off) or a number of seconds")
     kern = kernel.given(args.kernel)
-    mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
-                        args.x2apic, args.tcg, args.memory,
-                        nr_cpus=boot.kernel_nr_cpus(kern), high=args.high)
+    mach = machinespec.from_args(args).make(boot.kernel_nr_cpus(kern))
     plan = _plan(args.plan)
     packages.ensure(["boot", "initramfs"])
     initrd = initramfs.build(kernel=kern.image if "kexec" in plan
@@ -175,7 +173,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.render:
         args.file = args.render
         return cmd_render(args)
-    bench.check_suite(args.suite, args.reps)
+    bench.check_suite(args.suite)
     variants = bench.pick_variants(args.variants)
     packages.ensure(list(packages.NEEDS))
     return show(bench.run(args.suite, args.reps, variants), args.json)
@@ -185,22 +183,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare
     count = len(tree.series_files())
     without = [compare.patch_number(n, count) for n in args.without or []]
-    if args.reps < 1:
-        raise UsageError("--reps must be at least 1")
     configs = compare.config_names(args.config or [])
-    mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
-                        args.x2apic, args.tcg)
+    spec = machinespec.from_args(args)
     packages.ensure(["kernel", "boot", "initramfs"])
-    return show(compare.run(mach, args.append or [], without, args.reps,
+    return show(compare.run(spec, args.append or [], without, args.reps,
                             configs), args.json)
 
 
 def cmd_states(args: argparse.Namespace) -> int:
     from . import states_report
-    if args.reps < 1:
-        raise UsageError("--reps must be at least 1")
-    mach = machmod.make(args.cpus, args.topology, args.numa, args.profile,
-                        None, args.tcg)
+    spec = machinespec.from_args(args)
     started = record.now()
     if args.logs:
         # Split the logs of earlier runs again (the kernel they booted
@@ -210,10 +202,10 @@ def cmd_states(args: argparse.Namespace) -> int:
         boots = [states_report.analyse(log, syms) for log in args.logs]
     else:
         packages.ensure(["kernel", "boot", "initramfs"])
-        boots = states_report.run(mach, args.reps)
+        boots = states_report.run(spec, args.reps)
     # Both modes or nothing (UsageError), before a record is kept
     states_report.render(boots)
-    rec = record.make("states", True, states_report.results(boots, mach),
+    rec = record.make("states", True, states_report.results(boots, spec),
                       started)
     progress.say(f"states: record {record.save(rec)}")
     return show(rec, args.json)
@@ -249,14 +241,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if rec.ok else 1
 
 
-def _server_machine(p: argparse.ArgumentParser) -> None:
-    """The machine options of `compare` and `states`; by default the
-    round-robin target machine, 64 vCPUs 2x16x2 in 2 NUMA nodes."""
-    p.add_argument("--cpus", type=int, default=64)
-    p.add_argument("--topology", default="2x16x2")
-    p.add_argument("--numa", type=int, default=2)
-    p.add_argument("--profile", default="intel")
-    p.add_argument("--tcg", default="single")
+def at_least_one(option: str) -> Callable[[str], int]:
+    """An argparse type: a whole number, at least 1 (UsageError naming
+    `option` if below)."""
+    def value(text: str) -> int:
+        number = int(text)      # ValueError: argparse's "invalid value"
+        if number < 1:
+            raise UsageError(f"{option} must be at least 1")
+        return number
+    value.__name__ = "int"
+    return value
+
+
+def _reps(p: argparse.ArgumentParser, default: int) -> None:
+    p.add_argument("--reps", type=at_least_one("--reps"), default=default,
+                   metavar="N", help="boots of each kernel or arm "
+                   "(default: %(default)s)")
 
 
 def _json(p: argparse.ArgumentParser) -> None:
@@ -296,21 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     buildtest.add_parser(sub)
     sub.add_parser("initramfs", help="build the guest initramfs")
     p = sub.add_parser("boot", help="boot once in QEMU and judge it")
-    p.add_argument("--cpus", type=int, default=4)
-    p.add_argument("--topology", help="SOCKETSxCORESxTHREADS, e.g. 2x8x2")
-    p.add_argument("--numa", type=int, default=1)
-    p.add_argument("--high", type=int, default=0, metavar="N",
-                   help="N of the --cpus take the topology's last slots "
-                   "(highest APIC IDs), the rest its first; the slots "
-                   "between are possible CPUs, not present")
-    p.add_argument("--profile", default="intel",
-                   help="intel (family 6 model 85) or amd (family 0x17)")
-    apic = p.add_mutually_exclusive_group()
-    apic.add_argument("--x2apic", dest="x2apic", action="store_true",
-                      default=None)
-    apic.add_argument("--no-x2apic", dest="x2apic", action="store_false")
-    p.add_argument("--tcg", default="single", help="single or multi")
-    p.add_argument("--memory", type=int, default=0, help="MiB")
+    machinespec.add_options(p, machinespec.MachineSpec(4))
     p.add_argument("--append", default="", help="extra kernel parameters")
     p.add_argument("--plan", default="cpus",
                    help="guest steps: cpus,hotplug,selftest,selftest-all,"
@@ -339,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="32 vCPUs, default vs cpuhp.parallel=0"))
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", help="quick, full or rr64")
-    p.add_argument("--reps", type=int, default=3)
+    _reps(p, 3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
                    "kernels and modes to boot (default: all seven), e.g. "
                    "ours-parallel,ours-serial,upstream-parallel")
@@ -353,11 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json(p)
     p = sub.add_parser("compare", help="A/B boots of one machine by "
                        "command line or without a patch, interleaved")
-    _server_machine(p)
-    apic = p.add_mutually_exclusive_group()
-    apic.add_argument("--x2apic", dest="x2apic", action="store_true",
-                      default=None)
-    apic.add_argument("--no-x2apic", dest="x2apic", action="store_false")
+    machinespec.add_options(p, machinespec.SERVER)
     p.add_argument("--append", action="append", metavar="PARAMS",
                    help="an arm: our kernel with these parameters "
                    "(repeat; none: one arm, the default command line)")
@@ -368,12 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="arms: the series built with this config flavour "
                    "(e.g. hz100, hz1000), booted with every --append "
                    "(repeat)")
-    p.add_argument("--reps", type=int, default=3)
+    _reps(p, 3)
     _json(p)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
-    _server_machine(p)
-    p.add_argument("--reps", type=int, default=1)
+    machinespec.add_options(p, machinespec.SERVER)
+    _reps(p, 1)
     p.add_argument("--logs", nargs="+", help="split these console logs "
                    "of earlier states boots instead of booting")
     _json(p)

@@ -8,8 +8,8 @@ from typing import List, Sequence
 
 from . import bench, boot, hostcpu, initramfs, kconfig, kernel, record, \
     report, stats
-from . import machine as machmod
 from . import tree, worktree
+from .machinespec import MachineSpec
 from .errors import InfraError, LabError, UsageError
 from .paths import BUILD
 from .progress import Progress, say
@@ -23,12 +23,6 @@ class Arm:
     name: str
     append: str
     kernel: kernel.Kernel
-
-
-def machine_name(mach: machmod.Machine) -> str:
-    """As the bench names its machines."""
-    return (f"{mach.cpus}={mach.topology} numa{mach.numa} {mach.tcg} "
-            f"{mach.profile}" + (" x2apic" if mach.x2apic else ""))
 
 
 def arm_name(append: str) -> str:
@@ -152,18 +146,17 @@ def render(samples: List[Sample], names: List[str]) -> str:
                    if phase else "")
 
 
-def run(mach: machmod.Machine, appends: List[str], without: List[int],
+def run(spec: MachineSpec, appends: List[str], without: List[int],
         reps: int, configs: Sequence[str] = ()) -> record.Record:
-    """Boot the arms in turn, `reps` times; the run's record, saved in
-    results/. InfraError if a passing boot went untimed by the host's
-    clock, which is all this compares."""
-    if reps < 1:
-        raise UsageError("--reps must be at least 1")
+    """Boot the arms on `spec` in turn, `reps` times; the run's record,
+    saved in results/. InfraError if a passing boot went untimed by the
+    host's clock, which is all this compares."""
+    mach = spec.make()
     started = record.now()
     say("compare: " + tree.create())
     todo = arms(appends, without, configs)
     initrd = initramfs.build()
-    name = machine_name(mach)
+    name = spec.name
     samples: List[Sample] = []
     steps = Progress(reps * len(todo), "compare")
     for rep in range(1, reps + 1):

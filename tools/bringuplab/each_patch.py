@@ -4,13 +4,14 @@ for, and with --boot boot each patch's guest kernel (`make bisect`,
 search for the patch that broke something."""
 from typing import List
 
-from . import boot, initramfs, kernel, machine, tree, worktree
+from . import boot, initramfs, kernel, tree, worktree
 from .errors import LabError, UsageError
+from .machinespec import MachineSpec
 from .paths import BUILD
 from .progress import Progress
 
 # --boot: every patch's guest kernel boots this machine in both modes
-BOOT_CPUS, BOOT_TOPOLOGY = 8, "1x4x2"
+BOOT_MACHINE = MachineSpec(8, "1x4x2")
 BOOT_MODES = (("parallel", ""), ("serial", "cpuhp.parallel=0"))
 
 
@@ -20,8 +21,8 @@ def boot_both_modes(num: int, kern: kernel.Kernel) -> List[str]:
     initrd = initramfs.build(kernel=kern.image)
     failed = []
     for mode, append in BOOT_MODES:
-        spec = boot.BootSpec(machine.make(BOOT_CPUS, BOOT_TOPOLOGY),
-                             kern.image, initrd, append,
+        spec = boot.BootSpec(BOOT_MACHINE.make(), kern.image, initrd,
+                             append,
                              plan=["cpus", "hotplug"],
                              label=f"bisect-{num:02d}-{mode}")
         res = boot.run(spec, quiet=True)

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from . import boot, judge, machine as machmod, matrix, parse, soak, tree
+from . import boot, judge, machine as machmod, machinespec, matrix, \
+    parse, soak, tree
 from .errors import LabError
 from .result import BootResult, judged
 
@@ -122,7 +123,7 @@ def derived(label: str, mach: machmod.Machine, params: List[str]
         base = matrix.fault(fault.group(1), int(fault.group(2)), mach.cpus,
                             mach.tcg, parallel)
     else:
-        base = matrix.Entry(label, mach.cpus, plan=plan,
+        base = matrix.Entry(label, machinespec.of(mach), plan=plan,
                             parallel=parallel)
     online, boot_cpus = base.expect_online, base.expect_boot
     maxcpus = number(params, "maxcpus")
@@ -137,9 +138,7 @@ def derived(label: str, mach: machmod.Machine, params: List[str]
     if "nosmt" in params and mach.profile == "intel" and mach.threads > 1 \
             and not before(plan, "smt-on", "cpus"):
         online = mach.cpus // mach.threads
-    return replace(base, name=label, topology=mach.topology,
-                   numa=mach.numa, profile=mach.profile,
-                   x2apic=mach.x2apic, tcg=mach.tcg, high=mach.high,
+    return replace(base, name=label, machine=machinespec.of(mach),
                    plan=plan, append=" ".join(params),
                    expect_online=online, expect_boot=boot_cpus)
 
@@ -172,7 +171,7 @@ def entry_of(path: Path, mach: machmod.Machine, params: List[str]
     name = LOG_NAME.match(path.name)
     label = name.group(1) if name else path.stem
     for entry in known_entries().get(label, []):
-        if matrix.machine(entry) == mach \
+        if entry.machine.make() == mach \
                 and entry.append.split() == user_params(params):
             return entry, True
     return derived(label, mach, params), False

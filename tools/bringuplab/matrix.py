@@ -5,8 +5,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from . import boot, judge, machine as machmod, report
+from . import boot, judge, report
 from .kernel import Kernel
+from .machinespec import MachineSpec
 from .errors import LabError, QemuRefused
 from .result import BootResult, of_log
 
@@ -14,12 +15,7 @@ from .result import BootResult, of_log
 @dataclass(frozen=True)
 class Entry:
     name: str
-    cpus: int
-    topology: Optional[str] = None
-    numa: int = 1
-    profile: str = "intel"
-    x2apic: Optional[bool] = None
-    tcg: str = "single"
+    machine: MachineSpec
     parallel: bool = True
     plan: Tuple[str, ...] = ("cpus",)
     append: str = ""
@@ -32,7 +28,6 @@ class Entry:
     # Regular expressions the console log must not match (e.g. a
     # recovery that must not have been needed).
     absent: Tuple[str, ...] = ()
-    high: int = 0                         # see machine.Machine.high
 
 
 SERIAL = "cpuhp.parallel=0"
@@ -91,8 +86,9 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
             absent = retry
     return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
                  f"{'-x2apic' if x2apic else ''}"
-                 f"{'' if parallel else '-serial'}", cpus,
-                 f"2x{cpus // 4}x2", 2, x2apic=x2apic, tcg=tcg,
+                 f"{'' if parallel else '-serial'}",
+                 MachineSpec(cpus, f"2x{cpus // 4}x2", 2, x2apic=x2apic,
+                             tcg=tcg),
                  parallel=parallel, plan=plan,
                  append=append if parallel else f"{append} {SERIAL}",
                  expect_online=online, timeout=900, dmesg=dmesg,
@@ -111,51 +107,59 @@ KASAN_APPEND = "no5lvl"
 
 MATRICES: Dict[str, List[Entry]] = {
     "check": [
-        Entry("intel-1", 1),
-        Entry("intel-2-xapic", 2, "1x2x1", x2apic=False),
-        Entry("amd-2-x2apic", 2, "1x2x1", profile="amd", x2apic=True),
-        Entry("intel-4-x2apic-smt", 4, "1x2x2", x2apic=True),
-        Entry("amd-4-xapic-smt", 4, "1x2x2", profile="amd", x2apic=False),
-        *_both(Entry("intel-8-numa-mttcg", 8, "2x2x2", numa=2,
-                     tcg="multi")),
-        Entry("amd-8-x2apic-mttcg", 8, "2x2x2", numa=2, profile="amd",
-              x2apic=True, tcg="multi"),
-        *_both(Entry("intel-16-selftest", 16, "2x4x2", numa=2,
+        Entry("intel-1", MachineSpec(1)),
+        Entry("intel-2-xapic", MachineSpec(2, "1x2x1", x2apic=False)),
+        Entry("amd-2-x2apic", MachineSpec(2, "1x2x1", profile="amd",
+                                          x2apic=True)),
+        Entry("intel-4-x2apic-smt", MachineSpec(4, "1x2x2", x2apic=True)),
+        Entry("amd-4-xapic-smt", MachineSpec(4, "1x2x2", profile="amd",
+                                             x2apic=False)),
+        *_both(Entry("intel-8-numa-mttcg",
+                     MachineSpec(8, "2x2x2", 2, tcg="multi"))),
+        Entry("amd-8-x2apic-mttcg",
+              MachineSpec(8, "2x2x2", 2, "amd", True, "multi")),
+        *_both(Entry("intel-16-selftest", MachineSpec(16, "2x4x2", 2),
                      plan=("cpus", "hotplug", "selftest"))),
-        Entry("amd-16-x2apic-selftest", 16, "2x4x2", numa=2, profile="amd",
-              x2apic=True, plan=("cpus", "selftest")),
-        *_both(Entry("intel-64-2x16x2", 64, "2x16x2", numa=2)),
+        Entry("amd-16-x2apic-selftest",
+              MachineSpec(16, "2x4x2", 2, "amd", True),
+              plan=("cpus", "selftest")),
+        *_both(Entry("intel-64-2x16x2", MachineSpec(64, "2x16x2", 2))),
         # Short forms of the soak scenarios (make soak runs the long ones).
-        Entry("intel-8-maxcpus2-then-online", 8, "2x2x2", numa=2,
+        Entry("intel-8-maxcpus2-then-online", MachineSpec(8, "2x2x2", 2),
               append="maxcpus=2", plan=("online-all", "cpus"),
               expect_boot=2),
-        Entry("amd-8-parallel-garbage", 8, "2x2x2", profile="amd",
+        Entry("amd-8-parallel-garbage",
+              MachineSpec(8, "2x2x2", profile="amd"),
               append="cpuhp.parallel=xyz"),
         # The siblings, cancelled at boot, must be at CPUHP_OFFLINE (the
         # cpus step checks every offline CPU) and come up with SMT on.
-        Entry("intel-8-nosmt-then-smt-on", 8, "2x2x2", numa=2,
+        Entry("intel-8-nosmt-then-smt-on", MachineSpec(8, "2x2x2", 2),
               append="nosmt", plan=("cpus", "smt-on", "hotplug"),
               expect_online=4),
         # Primary threads first: the CPUs prepared at boot must be the
         # ones brought up, the others left at CPUHP_OFFLINE.
-        Entry("intel-8-maxcpus4-smt", 8, "2x2x2", numa=2,
+        Entry("intel-8-maxcpus4-smt", MachineSpec(8, "2x2x2", 2),
               append="maxcpus=4", plan=("cpus", "online-all"),
               expect_online=4),
-        Entry("intel-8-stress-s3-mttcg", 8, "2x2x2", numa=2, tcg="multi",
+        Entry("intel-8-stress-s3-mttcg",
+              MachineSpec(8, "2x2x2", 2, tcg="multi"),
               plan=("cpus", "stress", "suspend"),
               append="lab.stress=200 lab.suspend=2"),
         # xAPIC: the base kernel itself panics after kexec on QEMU's
         # intel-iommu with interrupt remapping (tests/logs/base-kexec-*).
-        Entry("amd-8-kexec-x2", 8, "2x2x2", profile="amd", x2apic=False,
+        Entry("amd-8-kexec-x2", MachineSpec(8, "2x2x2", profile="amd",
+                                            x2apic=False),
               plan=("cpus", "kexec"), append="lab.kexec=2"),
     ],
     # Booted with the debug (lockdep) kernel.
-    "debug": [Entry("debug-16-single", 16, "2x4x2", numa=2,
+    "debug": [Entry("debug-16-single", MachineSpec(16, "2x4x2", 2),
                     plan=("cpus", "hotplug")),
-              Entry("debug-16-multi-x2apic", 16, "2x4x2", numa=2,
-                    x2apic=True, tcg="multi", plan=("cpus", "hotplug")),
-              Entry("debug-16-multi-serial", 16, "2x4x2", numa=2,
-                    tcg="multi", parallel=False, append=SERIAL),
+              Entry("debug-16-multi-x2apic",
+                    MachineSpec(16, "2x4x2", 2, x2apic=True, tcg="multi"),
+                    plan=("cpus", "hotplug")),
+              Entry("debug-16-multi-serial",
+                    MachineSpec(16, "2x4x2", 2, tcg="multi"),
+                    parallel=False, append=SERIAL),
               # An AP that never answers its startup IPIs, one stuck in
               # the trampoline with the real-mode stack lock held (in
               # MTTCG, with CPUs after it spinning on the lock), the same
@@ -166,21 +170,22 @@ MATRICES: Dict[str, List[Entry]] = {
               fault("tscwarp", 6, 8, "single")],
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
     # every CPU, both TCG modes, both bringup modes.
-    "kasan": [Entry("kasan-16-multi", 16, "2x4x2", numa=2, tcg="multi",
+    "kasan": [Entry("kasan-16-multi",
+                    MachineSpec(16, "2x4x2", 2, tcg="multi"),
                     plan=("cpus", "hotplug"), append=KASAN_APPEND),
-              Entry("kasan-8-single-serial", 8, "2x2x2", parallel=False,
-                    append=f"{KASAN_APPEND} {SERIAL}",
+              Entry("kasan-8-single-serial", MachineSpec(8, "2x2x2"),
+                    parallel=False, append=f"{KASAN_APPEND} {SERIAL}",
                     plan=("cpus", "hotplug")),
               # Siblings which ran on their idle stacks at boot, then
               # onlined. A sibling left above CPUHP_OFFLINE fails the
               # boot (offline_stale, shown with the guest config); that
               # KASAN would also flag the unreset stack is not shown.
-              Entry("kasan-8-nosmt-then-smt-on", 8, "2x2x2",
+              Entry("kasan-8-nosmt-then-smt-on", MachineSpec(8, "2x2x2"),
                     append=f"{KASAN_APPEND} nosmt",
                     plan=("cpus", "smt-on", "hotplug"), expect_online=4)],
-    "demo": _both(Entry("demo-32", 32, "2x8x2", numa=2)),
-    "quick": [Entry("intel-4", 4, "1x2x2"),
-              Entry("amd-4", 4, "1x2x2", profile="amd")],
+    "demo": _both(Entry("demo-32", MachineSpec(32, "2x8x2", 2))),
+    "quick": [Entry("intel-4", MachineSpec(4, "1x2x2")),
+              Entry("amd-4", MachineSpec(4, "1x2x2", profile="amd"))],
 }
 
 
@@ -192,27 +197,21 @@ def entries(name: str) -> List[Entry]:
                        f"{', '.join(MATRICES)})") from None
 
 
-def machine(entry: Entry, nr_cpus: int = 512) -> machmod.Machine:
-    return machmod.make(entry.cpus, entry.topology, entry.numa,
-                        entry.profile, entry.x2apic, entry.tcg,
-                        nr_cpus=nr_cpus, high=entry.high)
-
-
 def expect(entry: Entry, modes: bool) -> judge.Expect:
     """What a boot of `entry` must show; with `modes` (a kernel with the
     series) also the bringup mode line of the entry's mode."""
-    online = entry.expect_online or entry.cpus
+    online = entry.expect_online or entry.machine.cpus
     return judge.Expect(
-        entry.cpus, online,
+        entry.machine.cpus, online,
         online if entry.expect_boot is None else entry.expect_boot,
         entry.plan, ("parallel" if entry.parallel else "serial")
         if modes else None, entry.dmesg, entry.absent,
-        tuple(machine(entry).linux_topologies()))
+        tuple(entry.machine.make().linux_topologies()))
 
 
 def spec(entry: Entry, kernel: Path, initrd: Path, nr_cpus: int = 512,
          modes: bool = False) -> boot.BootSpec:
-    return boot.BootSpec(machine(entry, nr_cpus), kernel, initrd,
+    return boot.BootSpec(entry.machine.make(nr_cpus), kernel, initrd,
                          entry.append, list(entry.plan), entry.timeout,
                          entry.name, expect=expect(entry, modes))
 
@@ -255,8 +254,9 @@ def refused(err: QemuRefused, want: judge.Expect) -> BootResult:
 def shared_order(todo: List[Entry]) -> List[int]:
     """Indexes of the round-robin boots, largest first, so that the
     longest boot does not run last while the other job slots idle."""
-    return sorted((i for i, e in enumerate(todo) if e.tcg != "multi"),
-                  key=lambda i: -todo[i].cpus)
+    return sorted((i for i, e in enumerate(todo)
+                   if e.machine.tcg != "multi"),
+                  key=lambda i: -todo[i].machine.cpus)
 
 
 def run_entries(todo: List[Entry], kernel: Kernel, initrd: Path,
@@ -309,7 +309,7 @@ def render(rows: List[Row]) -> str:
     for row in rows:
         res = row.result
         why = "; ".join(res.reasons)
-        body.append([row.entry.name, row.entry.tcg,
+        body.append([row.entry.name, row.entry.machine.tcg,
                      "x2apic" if "x2apic" in res.apic else "xapic",
                      res.verdict, res.mode or "-",
                      f"{res.cpus_online}/{res.cpus_expected}",

@@ -26,6 +26,7 @@ from typing import Dict, List, Optional
 
 from . import initramfs, judge, kernel, matrix, packages, report, tree
 from .errors import LabError
+from .machinespec import MachineSpec
 from .matrix import SERIAL, Entry
 from . import record
 from .progress import Progress
@@ -63,58 +64,60 @@ def random_entries(count: int, seed: int) -> List[Entry]:
                 f"-n{numa}-{'x2' if x2apic else 'x'}apic-{tcg}"
                 f"{'-serial' if not parallel else ''}"
                 f"{'-nosmt' if nosmt else ''}")
-        out.append(Entry(name, cpus, f"{sockets}x{cores}x{threads}", numa,
-                         profile, x2apic, tcg, parallel, ("cpus",), append,
-                         expect_online=online))
+        out.append(Entry(name, MachineSpec(
+            cpus, f"{sockets}x{cores}x{threads}", numa, profile, x2apic,
+            tcg), parallel, ("cpus",), append, expect_online=online))
     # APIC IDs above 255 (5 sockets of 17 cores: IDs up to 289) need
     # x2APIC with interrupt remapping. Half of the 20 vCPUs take the
     # topology's last slots: all 170 slots present livelocked in the
     # periodic tick under round-robin TCG on a slow host (soak of
     # 2026-12-01, tests/logs/soak-rr170-periodic-tick-livelock.log).
     for tcg in ("single", "multi"):
-        out.append(Entry(f"m-x2apic-ids-above-255-{tcg}", 20, "5x17x2", 1,
-                         "intel", True, tcg, high=10,
+        out.append(Entry(f"m-x2apic-ids-above-255-{tcg}",
+                         MachineSpec(20, "5x17x2", 1, "intel", True, tcg,
+                                     high=10),
                          dmesg=(r"Converting physical 4 to logical "
                                 r"package 1",)))
     return out
 
 
 def fixed() -> Dict[str, List[Entry]]:
-    eight = dict(cpus=8, topology="2x2x2", numa=2)
+    eight = MachineSpec(8, "2x2x2", 2)
     return {
         "cmdline": [
-            Entry("maxcpus-then-online", **eight, append="maxcpus=2",
+            Entry("maxcpus-then-online", eight, append="maxcpus=2",
                   plan=("online-all", "cpus"), expect_boot=2),
-            Entry("nr-cpus-below-present", **eight, append="nr_cpus=4",
+            Entry("nr-cpus-below-present", eight, append="nr_cpus=4",
                   expect_online=4),
-            Entry("possible-cpus-above", **eight, append="possible_cpus=12"),
-            Entry("nosmp", **eight, append="nosmp", expect_online=1,
+            Entry("possible-cpus-above", eight, append="possible_cpus=12"),
+            Entry("nosmp", eight, append="nosmp", expect_online=1,
                   parallel=False),
-            Entry("nox2apic", **eight, x2apic=True, append="nox2apic"),
-            Entry("parallel-garbage", **eight, append="cpuhp.parallel=xyz"),
+            Entry("nox2apic", replace(eight, x2apic=True),
+                  append="nox2apic"),
+            Entry("parallel-garbage", eight, append="cpuhp.parallel=xyz"),
             # Parameters without a value: a warning and the default
             # (v1 dereferenced NULL on cpuhp.parallel_window).
-            Entry("parallel-no-value", **eight, append="cpuhp.parallel",
+            Entry("parallel-no-value", eight, append="cpuhp.parallel",
                   dmesg=(r"cpuhp.parallel= takes 0 or 1, parallel "
                          r"bringup stays on",)),
-            Entry("parallel-window-no-value", **eight,
+            Entry("parallel-window-no-value", eight,
                   append="cpuhp.parallel_window"),
         ],
         "hotplug": [
-            Entry("selftest-all", **eight, plan=("cpus", "selftest-all")),
-            Entry("stress-1000", **eight, plan=("cpus", "stress"),
+            Entry("selftest-all", eight, plan=("cpus", "selftest-all")),
+            Entry("stress-1000", eight, plan=("cpus", "stress"),
                   append="lab.stress=1000", timeout=1200),
-            Entry("stress-1000-mttcg", **eight, tcg="multi",
+            Entry("stress-1000-mttcg", replace(eight, tcg="multi"),
                   plan=("cpus", "stress"), append="lab.stress=1000",
                   timeout=1200),
         ],
         # xAPIC: after kexec with QEMU's interrupt remapping on, the base
         # kernel already panics ("timer doesn't work through
         # Interrupt-remapped IO-APIC"), see tests/logs/base-kexec-*.
-        "kexec": [Entry("kexec-10", **eight, x2apic=False,
+        "kexec": [Entry("kexec-10", replace(eight, x2apic=False),
                         plan=("cpus", "kexec"), append="lab.kexec=10",
                         timeout=900)],
-        "suspend": [Entry("s3-5", **eight, plan=("cpus", "suspend"),
+        "suspend": [Entry("s3-5", eight, plan=("cpus", "suspend"),
                           append="lab.suspend=5", timeout=600)],
     }
 
@@ -136,8 +139,8 @@ DEBUG_FLAVOURS = ("debug", "kasan")
 
 def debug_entries(flavour: str = "debug") -> List[Entry]:
     base = matrix.KASAN_APPEND if flavour == "kasan" else ""
-    return [Entry(f"{flavour}-{n}-{tcg}{'-serial' if not par else ''}", n,
-                  f"2x{n // 4}x2", 2, "intel", None, tcg, par,
+    return [Entry(f"{flavour}-{n}-{tcg}{'-serial' if not par else ''}",
+                  MachineSpec(n, f"2x{n // 4}x2", 2, tcg=tcg), par,
                   ("cpus", "hotplug"),
                   " ".join(filter(None, (base, "" if par else SERIAL))),
                   timeout=1800)
@@ -284,7 +287,7 @@ def boot_record(scenario: str, row: matrix.Row) -> dict:
     verdict = "pass" if row.ok else (
         "fail" if res.verdict == "pass" else res.verdict)
     return {"scenario": scenario, "name": row.entry.name,
-            "tcg": row.entry.tcg,
+            "tcg": row.entry.machine.tcg,
             "apic": "x2apic" if "x2apic" in res.apic else "xapic",
             "verdict": verdict, "mode": res.mode,
             "cpus": f"{res.cpus_online}/{res.cpus_expected}",

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List
 
-from . import boot, initramfs, kernel, machine as machmod, parse, report, \
-    states
+from . import boot, initramfs, kernel, parse, report, states
+from .machinespec import SERVER, MachineSpec
 from .errors import BootFailed, InfraError, LabError, UsageError
 from .progress import Progress
 APPEND = "trace_event=cpuhp"
@@ -62,7 +62,8 @@ def symbols_of(kern: kernel.Kernel) -> states.Symbols:
     return states.Symbols(system_map.read_text())
 
 
-def run(mach: machmod.Machine, reps: int) -> List[Boot]:
+def run(spec: MachineSpec, reps: int) -> List[Boot]:
+    mach = spec.make()
     kern = kernel.build("trace")
     symbols = symbols_of(kern)
     initrd = initramfs.build()
@@ -149,23 +150,14 @@ def render(boots: List[Boot], top: int = 15) -> str:
         f"measured ratio {bring['parallel'] / bring['serial']:.2f}.")
 
 
-def command(mach: machmod.Machine, reps: int) -> str:
+def command(spec: MachineSpec, reps: int) -> str:
     """The command line that boots this split again."""
-    cmd = "tools/bringup states"
-    if (mach.cpus, mach.topology, mach.numa, mach.profile, mach.tcg) != \
-            (64, "2x16x2", 2, "intel", "single"):
-        cmd += (f" --cpus {mach.cpus} --topology {mach.topology} --numa "
-                f"{mach.numa} --profile {mach.profile} --tcg {mach.tcg}")
-    return cmd + (f" --reps {reps}" if reps != 1 else "")
+    return " ".join(["tools/bringup states", *spec.options(SERVER)]
+                    + (["--reps", str(reps)] if reps != 1 else []))
 
 
-def machine_text(mach: machmod.Machine) -> str:
-    return (f"{mach.cpus} vCPUs {mach.topology}, {mach.numa} NUMA "
-            f"node(s), {mach.profile}, TCG {mach.tcg}")
-
-
-def results(boots: List[Boot], mach: machmod.Machine) -> dict:
+def results(boots: List[Boot], spec: MachineSpec) -> dict:
     """The results part of a states record."""
     reps = sum(1 for b in boots if b.mode == "serial")
-    return {"machine": machine_text(mach), "command": command(mach, reps),
+    return {"machine": spec.name, "command": command(spec, reps),
             "reps": reps, "boots": [asdict(b) for b in boots]}
