@@ -3,7 +3,7 @@ PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
 .PHONY: setup tree export kernel debug-kernel bisect buildtest initramfs \
-	demo check check-quick unit mutate bench bench-full soak
+	demo check check-quick unit mutate bench bench-full soak status
 
 setup:
 	$(BRINGUP) setup
@@ -59,3 +59,7 @@ bench-full:
 
 soak:
 	$(BRINGUP) soak
+
+# README.md's Status section, rewritten from the newest records in records/.
+status:
+	$(BRINGUP) status --update README.md

@@ -168,7 +168,8 @@ def hang_watch(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
     """A silent guest is a hang, found by silence, with the monitor's
     state of every vCPU kept next to its log."""
     spec = boot.BootSpec(WATCH.make(), kern.image, initrd,
-                         "smpboot_fault=rmstall:1", label="watch-rmstall-silent",
+                         "smpboot_fault=rmstall:1",
+                         label="watch-rmstall-silent",
                          silence=WATCH_SILENCE_S)
     start = time.monotonic()
     res = boot.run(spec, quiet=True)

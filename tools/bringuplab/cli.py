@@ -168,6 +168,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    from . import status
+    return status.command(args.records, args.update)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     if args.render:
@@ -337,6 +342,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "states")
     p.add_argument("file", metavar="FILE")
     _json(p)
+    p = sub.add_parser("status", help="the README's Status section from "
+                       "the newest check, bench, soak and buildtest "
+                       "records of records/ (make status)")
+    p.add_argument("records", nargs="*", metavar="RECORD",
+                   help="these records instead of the newest ones")
+    p.add_argument("--update", metavar="FILE", help="rewrite FILE's "
+                   "section between <!-- status:begin --> and <!-- "
+                   "status:end --> instead of printing it")
     p = sub.add_parser("compare", help="A/B boots of one machine by "
                        "command line or without a patch, interleaved")
     machinespec.add_options(p, machinespec.SERVER)
@@ -389,7 +402,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
-            "render": cmd_render,
+            "render": cmd_render, "status": cmd_status,
             "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
             "check": cmd_check, "judge": cmd_judge}
 

@@ -22,7 +22,7 @@ def _seconds(stamp: str) -> Optional[float]:
         return None
 
 
-def _took(prov: record.Provenance) -> str:
+def took(prov: record.Provenance) -> str:
     start, end = _seconds(prov.started), _seconds(prov.ended)
     if start is None or end is None:
         return ""
@@ -44,7 +44,7 @@ def provenance(rec: record.Record) -> str:
     argv = " ".join(prov.argv)
     lines = [f"- command: `{command}` (run as `{argv}`)" if command
              and command != argv else f"- command: `{argv}`",
-             f"- started {prov.started}, ended {prov.ended}{_took(prov)}",
+             f"- started {prov.started}, ended {prov.ended}{took(prov)}",
              f"- host: {prov.host.describe()}",
              f"- QEMU: {prov.qemu}; compiler: {prov.compiler}",
              f"- lab {prov.lab_revision[:12]}"
