@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from . import (boot, buildtest, checkpatch, initramfs, kconfig, kernel,
+from . import (bench, boot, buildtest, checkpatch, initramfs, kconfig, kernel,
                machine as machmod, matrix, packages, progress, record,
                render, tree)
 from .errors import LabError, UsageError
@@ -171,7 +171,6 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
     if args.render:
         args.file = args.render
         return cmd_render(args)
@@ -339,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
     _json(sub.add_parser("demo",
                          help="32 vCPUs, default vs cpuhp.parallel=0"))
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
-    p.add_argument("--suite", default="quick", help="quick, full or rr64")
+    p.add_argument("--suite", default="quick", choices=sorted(bench.SUITES),
+                   help="machines to boot (default: %(default)s)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
                    "kernels and modes to boot (default: all seven), e.g. "
