@@ -107,3 +107,33 @@ def test_a_subset_run_gets_files_of_its_own():
     subset = bench.pick_variants("ours-serial,ours-parallel")
     assert bench.result_stem("rr64", subset) == (
         "rr64+ours-parallel+ours-serial")
+
+
+def _rep(variant: str, rep: int, host_ms: float, cpus: int = 64,
+         tcg: str = "single") -> bench.Sample:
+    return bench.Sample(f"{cpus}=x {tcg}", cpus, tcg, "intel", variant, rep,
+                        "pass", host_ms, "parallel", "", {}, host_ms)
+
+
+def test_target_met_by_the_median_of_per_rep_ratios():
+    # rep ratios 0.5, 0.9, 1.2: median 0.9 <= 1.0 although one rep is over
+    rows = bench.target_rows(
+        [_rep("ours-parallel", 1, 50), _rep("upstream-parallel", 1, 100),
+         _rep("ours-parallel", 2, 90), _rep("upstream-parallel", 2, 100),
+         _rep("ours-parallel", 3, 120), _rep("upstream-parallel", 3, 100)])
+    assert rows == [["64=x single", "ours par / upstream par", "0.90",
+                     "1.00", "3", "met"]]
+
+
+def test_target_missed_above_the_limit():
+    rows = bench.target_rows(
+        [_rep("ours-parallel", 1, 33, 32, "multi"),
+         _rep("ours-serial", 1, 30, 32, "multi")])
+    assert rows[0][1:] == ["ours par / ours serial", "1.10", "1.00", "1",
+                           "missed"]
+
+
+def test_target_applies_only_to_its_machine():
+    # a round-robin 32-vCPU machine is neither target's
+    assert bench.target_rows([_rep("ours-parallel", 1, 33, 32),
+                              _rep("ours-serial", 1, 30, 32)]) == []

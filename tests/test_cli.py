@@ -57,7 +57,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["kernel", "--to", "3"], "--from, --to and --boot need --each"),
     (["kernel", "--each", "--from", "5", "--to", "4"],
      "--to 4: before --from 5"),
-    (["bench", "--suite", "huge"], "unknown suite 'huge'"),
+    (["bench", "--suite", "huge"], "invalid choice: 'huge'"),
     (["bench", "--variants", "ours-parallel,fast"], "unknown variant 'fast'"),
     (["bench", "--variants", ","], "--variants names no variant"),
     (["frobnicate"], "invalid choice"),

@@ -74,6 +74,10 @@ SUITES: Dict[str, List[MachineSpec]] = {
     # The round-robin target machine alone, for many boots per cell: its
     # ratio moves with this host's emulation speed (docs/benchmark.md).
     "rr64": [SERVER],
+    # The two machines the series' targets are stated for: round-robin
+    # 64 vCPUs (against upstream's parallel bringup) and multi-threaded
+    # 32 vCPUs (parallel against serial).
+    "targets": [SERVER, _server(32, "multi", "intel")],
 }
 
 
@@ -154,7 +158,50 @@ def phase_table(samples: List[Sample]) -> str:
 PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
          ("ours par / upstream par", "ours-parallel", "upstream-parallel"),
          ("upstream par / upstream serial", "upstream-parallel",
-          "upstream-serial")]
+          "upstream-serial"),
+         ("ours par / v1 par", "ours-parallel", "v1-parallel"),
+         ("ours par / base", "ours-parallel", "base-serial")]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A claim of the series: on machines of `cpus` vCPUs and TCG mode
+    `tcg`, the per-rep median of the ratio `pair` is at most `limit`."""
+    cpus: int
+    tcg: str
+    pair: str
+    limit: float
+
+
+TARGETS = [Target(64, "single", "ours par / upstream par", 1.0),
+           Target(32, "multi", "ours par / ours serial", 1.0)]
+
+
+def target_rows(samples: List[Sample]) -> List[List[str]]:
+    """One row per target and machine it applies to: the per-rep median
+    ratio, the limit and whether it holds; no row without a pair."""
+    pairs = {name: (num, den) for name, num, den in PAIRS}
+    rows = []
+    for tgt in TARGETS:
+        for setup in dict.fromkeys(s.setup for s in samples
+                                   if s.cpus == tgt.cpus
+                                   and s.tcg == tgt.tcg):
+            ratios = stats.rep_ratios(samples, setup, *pairs[tgt.pair])
+            if not ratios:
+                continue
+            med = statistics.median(ratios)
+            rows.append([setup, tgt.pair, f"{med:.2f}", f"{tgt.limit:.2f}",
+                         str(len(ratios)),
+                         "met" if med <= tgt.limit else "missed"])
+    return rows
+
+
+def target_table(samples: List[Sample]) -> str:
+    rows = target_rows(samples)
+    if not rows:
+        return ""
+    return report.table(["machine", "ratio", "per-rep median", "limit",
+                         "pairs", "target"], rows)
 
 
 def fmt_ratios(ratios: List[float]) -> Tuple[str, str]:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Callable, List, Optional
 
-from . import (boot, buildtest, checkpatch, initramfs, kconfig, kernel,
+from . import (bench, boot, buildtest, checkpatch, initramfs, kconfig, kernel,
                machinespec, matrix, packages, progress, record, render,
                tree)
 from .errors import LabError, UsageError
@@ -174,7 +174,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
     if args.render:
         args.file = args.render
         return cmd_render(args)
@@ -329,7 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     _json(sub.add_parser("demo",
                          help="32 vCPUs, default vs cpuhp.parallel=0"))
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
-    p.add_argument("--suite", default="quick", help="quick, full or rr64")
+    p.add_argument("--suite", default="quick", choices=sorted(bench.SUITES),
+                   help="machines to boot (default: %(default)s)")
     _reps(p, 3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
                    "kernels and modes to boot (default: all seven), e.g. "

@@ -116,10 +116,16 @@ def bench_md(results: dict) -> str:
     if pairs:
         text += f"\n\n## Ratios within each rep\n\n{bench.PAIR_NOTE}\n\n" \
             + _fence(pairs)
+    targets = bench.target_table(samples)
+    if targets:
+        text += ("\n\n## The series' targets\n\nPer-rep ratios by the "
+                 "host's clock (bench.TARGETS), their median against the "
+                 "limit:\n\n" + _fence(targets))
     phase = bench.phase_table(samples)
     if phase:
-        text += ("\n\n## Where our kernel's bringup time goes\n\nMedians "
-                 "of its `bringup_timing` report, ms; control-CPU phases "
+        text += ("\n\n## Where the bringup time goes\n\nMedians of the "
+                 "`bringup_timing` report of the kernels that have one "
+                 "(the first version of the series), ms; control-CPU phases "
                  "are wall time from the first kick, `ap-*` are summed "
                  f"over the APs; `{stats.PRE_KICK}` is the bringup by the "
                  "host's clock less the report's time from the first "
