@@ -128,3 +128,24 @@ def test_bad_input_is_one_line(args, message):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], proc.stderr
+
+
+BENCH = status.RECORDS / "bench-20261203T123834Z.json"
+
+
+def test_the_kept_bench_record_meets_one_target_and_misses_one():
+    lines = status.target_lines(BENCH)
+    assert "ours par / upstream par 0.75" in lines[2] and "**met**" in lines[2]
+    assert "ours par / ours serial 2.88" in lines[3]
+    assert "**missed**" in lines[3]
+
+
+def test_a_faster_parallel_boot_meets_the_target(tmp_path):
+    data = json.loads(BENCH.read_text())
+    for smp in data["results"]["samples"]:
+        if smp["tcg"] == "multi" and smp["variant"] == "ours-parallel":
+            smp["host_wall_ms"] /= 4
+    path = tmp_path / BENCH.name
+    path.write_text(json.dumps(data))
+    lines = status.target_lines(path)
+    assert "0.72" in lines[3] and "**met**" in lines[3]

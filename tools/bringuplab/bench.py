@@ -36,6 +36,10 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             # its per-phase report ("bringup_timing").
             Variant("v1-parallel", "v1", "bringup_timing"),
             Variant("v1-serial", "v1", "bringup_timing cpuhp.parallel=0"),
+            # v1 without its start-ahead window (v2 dropped it): every AP
+            # started at once, as in v2 and upstream
+            Variant("v1-nowindow", "v1",
+                    "bringup_timing cpuhp.parallel_window=4096"),
             Variant("upstream-parallel", "upstream", ""),
             Variant("upstream-serial", "upstream", "cpuhp.parallel=0"),
             # The kernel the series applies to: what an operator runs today.
@@ -160,7 +164,8 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
          ("upstream par / upstream serial", "upstream-parallel",
           "upstream-serial"),
          ("ours par / v1 par", "ours-parallel", "v1-parallel"),
-         ("ours par / base", "ours-parallel", "base-serial")]
+         ("ours par / base", "ours-parallel", "base-serial"),
+         ("v1 no window / v1 par", "v1-nowindow", "v1-parallel")]
 
 
 @dataclass(frozen=True)

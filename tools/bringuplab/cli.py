@@ -332,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="machines to boot (default: %(default)s)")
     _reps(p, 3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
-                   "kernels and modes to boot (default: all seven), e.g. "
+                   "kernels and modes to boot (default: all of bench.VARIANTS), e.g. "
                    "ours-parallel,ours-serial,upstream-parallel")
     p.add_argument("--render", metavar="JSON", help="the same as "
                    "`bringup render JSON`; boots nothing")

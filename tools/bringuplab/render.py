@@ -57,7 +57,7 @@ def provenance(rec: record.Record) -> str:
     return "\n".join(lines)
 
 
-def _samples(results: dict) -> List[Sample]:
+def samples_of(results: dict) -> List[Sample]:
     try:
         return [Sample(**row) for row in results["samples"]]
     except (KeyError, TypeError) as err:
@@ -102,7 +102,7 @@ def _floor_section(samples: List[Sample]) -> str:
 
 
 def bench_md(results: dict) -> str:
-    samples = _samples(results)
+    samples = samples_of(results)
     cells = stats.medians(samples)
     text = (f"## By the host's clock\n\n{bench.HOST_CLOCK_NOTE}\n\n"
             + _fence(bench.render(cells, "host"))
@@ -135,7 +135,7 @@ def bench_md(results: dict) -> str:
 
 
 def compare_md(results: dict) -> str:
-    samples = _samples(results)
+    samples = samples_of(results)
     names = list(results.get("arms") or
                  dict.fromkeys(s.variant for s in samples))
     if not names:
@@ -216,7 +216,7 @@ def derived(rec: record.Record) -> Dict[str, object]:
     ratios within each rep, the floors. Empty for other kinds."""
     if rec.kind not in ("bench", "compare"):
         return {}
-    samples = _samples(rec.results)
+    samples = samples_of(rec.results)
     if rec.kind == "bench":
         pairs = [(name, num, den) for name, num, den in bench.PAIRS]
     else:

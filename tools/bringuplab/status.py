@@ -89,6 +89,22 @@ def row_of(path: Path) -> Row:
     return Row(rec.kind, command, rec.ok, passed, failed, took, lab, path)
 
 
+def target_lines(path: Path) -> List[str]:
+    """The series' targets (bench.TARGETS) as a bench record meets or
+    misses them, one bullet each; none if the record has no pair."""
+    from . import bench
+    try:
+        rows = bench.target_rows(
+            render.samples_of(record.load(path).results))
+    except UsageError:      # samples which are not boots: no targets
+        return []
+    if not rows:
+        return []
+    return ["Its targets (`bench.TARGETS`, per-rep medians):", ""] + [
+        f"- {machine}: {ratio} {median}, at most {limit}: **{verdict}**"
+        for machine, ratio, median, limit, _, verdict in rows]
+
+
 def newest(folder: Path = RECORDS) -> List[Path]:
     """The newest record of each kind in `folder` (names sort by time)."""
     out = []
@@ -111,6 +127,9 @@ def markdown(paths: Sequence[Path], folder: Path = RECORDS) -> str:
              "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    for row in rows:
+        if row.kind == "bench":
+            lines += [""] + target_lines(row.path)
     missing = [kind for kind in KINDS
                if kind not in {row.kind for row in rows}]
     if missing:
