@@ -137,3 +137,16 @@ def test_target_applies_only_to_its_machine():
     # a round-robin 32-vCPU machine is neither target's
     assert bench.target_rows([_rep("ours-parallel", 1, 33, 32),
                               _rep("ours-serial", 1, 30, 32)]) == []
+
+
+def test_the_targets_suite_boots_its_own_variants_by_default():
+    names = [var.name for var in bench.pick_variants(None, "targets")]
+    assert names == ["ours-parallel", "ours-serial", "v1-parallel",
+                     "upstream-parallel", "base-serial"]
+    assert len(bench.pick_variants(None, "quick")) == len(bench.VARIANTS)
+    assert bench.command("targets", 5, bench.pick_variants(
+        None, "targets")) == "tools/bringup bench --suite targets --reps 5"
+    assert bench.command("targets", 5, bench.pick_variants(
+        "ours-parallel", "targets")) == (
+        "tools/bringup bench --suite targets --reps 5 "
+        "--variants ours-parallel")

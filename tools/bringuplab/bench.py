@@ -46,13 +46,26 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             Variant("base-serial", "base", "")]
 
 
-def pick_variants(names: Optional[str]) -> List[Variant]:
-    """The variants a comma list names, in the order of VARIANTS; all of
-    them for None. Fewer variants mean more reps in the same time for
-    the ratios that matter (e.g. issue 4's, which need no upstream
-    serial mode, the slowest boot of all)."""
+# The variants a suite boots without --variants; every one otherwise.
+# The targets need the series in both modes, v1, upstream and the base
+# in the mode they ship in.
+SUITE_VARIANTS: Dict[str, Tuple[str, ...]] = {
+    "targets": ("ours-parallel", "ours-serial", "v1-parallel",
+                "upstream-parallel", "base-serial")}
+
+
+def default_variants(suite: str) -> List[Variant]:
+    names = SUITE_VARIANTS.get(suite)
+    return [var for var in VARIANTS if names is None or var.name in names]
+
+
+def pick_variants(names: Optional[str], suite: str = "quick"
+                  ) -> List[Variant]:
+    """The variants a comma list names, in the order of VARIANTS; the
+    suite's default ones for None. Fewer variants mean more reps in the
+    same time for the ratios that matter."""
     if names is None:
-        return list(VARIANTS)
+        return default_variants(suite)
     wanted = {name.strip() for name in names.split(",") if name.strip()}
     known = {var.name for var in VARIANTS}
     unknown = sorted(wanted - known)
@@ -113,7 +126,7 @@ def run_suite(suite: str, reps: int,
     interleaved. InfraError if a passing boot went untimed by the host's
     clock (hostcpu.require): its rows would drop out of the tables."""
     check_suite(suite)
-    variants = list(VARIANTS) if variants is None else variants
+    variants = default_variants(suite) if variants is None else variants
     say("bench: " + tree.create())
     kernels = {which: _build(which)
                for which in dict.fromkeys(var.kernel for var in variants)}
@@ -329,7 +342,7 @@ def plot(samples: List[Sample], cells: Dict[str, Dict[str, dict]],
 def command(suite: str, reps: int,
             variants: Optional[List[Variant]] = None) -> str:
     """The command that reruns this suite."""
-    subset = variants is not None and len(variants) < len(VARIANTS)
+    subset = variants is not None and variants != default_variants(suite)
     if suite == "quick" and reps == 3 and not subset:
         return "make bench"
     if suite == "full" and reps == 3 and not subset:
@@ -344,7 +357,7 @@ def result_stem(suite: str, variants: Optional[List[Variant]] = None
     """The name of a run's files in bench/: the suite's own for every
     variant, the suite and the variants' names for a subset, so that a
     subset run does not replace the record of the last full one."""
-    if variants is None or len(variants) == len(VARIANTS):
+    if variants is None or variants == default_variants(suite):
         return suite
     return "+".join([suite] + [var.name for var in variants])
 
@@ -355,7 +368,8 @@ def results(suite: str, reps: int, variants: Optional[List[Variant]],
     stats.py derives from them."""
     return {"suite": suite, "reps": reps,
             "command": command(suite, reps, variants),
-            "variants": [var.name for var in variants or VARIANTS],
+            "variants": [var.name for var in variants
+                         or default_variants(suite)],
             "stats": stats.medians(samples),
             "floors": [floor.to_dict() for floor in stats.floors(samples)],
             "samples": [asdict(s) for s in samples]}

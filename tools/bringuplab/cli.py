@@ -178,7 +178,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.file = args.render
         return cmd_render(args)
     bench.check_suite(args.suite)
-    variants = bench.pick_variants(args.variants)
+    variants = bench.pick_variants(args.variants, args.suite)
     packages.ensure(list(packages.NEEDS))
     return show(bench.run(args.suite, args.reps, variants), args.json)
 
@@ -332,8 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="machines to boot (default: %(default)s)")
     _reps(p, 3)
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
-                   "kernels and modes to boot (default: all of bench.VARIANTS), e.g. "
-                   "ours-parallel,ours-serial,upstream-parallel")
+                   "kernels and modes to boot, e.g. ours-parallel,"
+                   "ours-serial (default: the suite's in "
+                   "bench.SUITE_VARIANTS, else all)")
     p.add_argument("--render", metavar="JSON", help="the same as "
                    "`bringup render JSON`; boots nothing")
     _json(p)
