@@ -49,3 +49,12 @@ def test_config_flavours_are_checked_before_a_build():
     for bad in (["guest"], ["nosmp"], ["huge"], ["hz100", "hz100"]):
         with pytest.raises(LabError):
             compare.config_names(bad)
+
+
+def test_patches_left_out_together():
+    assert compare.patch_numbers("12,11", 15) == (11, 12)
+    assert compare.patch_numbers("9", 15) == (9,)
+    assert compare.without_name((11, 12)) == "without-11+12"
+    for bad in (",", "11,16", "11,x"):
+        with pytest.raises(LabError):
+            compare.patch_numbers(bad, 15)

@@ -186,7 +186,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare
     count = len(tree.series_files())
-    without = [compare.patch_number(n, count) for n in args.without or []]
+    without = [compare.patch_numbers(n, count) for n in args.without or []]
     configs = compare.config_names(args.config or [])
     spec = machinespec.from_args(args)
     packages.ensure(["kernel", "boot", "initramfs"])
@@ -357,8 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--append", action="append", metavar="PARAMS",
                    help="an arm: our kernel with these parameters "
                    "(repeat; none: one arm, the default command line)")
-    p.add_argument("--without", action="append", metavar="N",
-                   help="an arm: the series without patch N, booted with "
+    p.add_argument("--without", action="append", metavar="N[,M]",
+                   help="an arm: the series without patch N (and M ...), "
+                   "booted with "
                    "the first --append (repeat)")
     p.add_argument("--config", action="append", metavar="FLAVOUR",
                    help="arms: the series built with this config flavour "

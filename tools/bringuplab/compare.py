@@ -4,7 +4,7 @@ clock and the series' per-phase report. What a changelog quotes when it
 says what a patch saved."""
 import statistics
 from dataclasses import asdict, dataclass
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 from . import bench, boot, hostcpu, initramfs, kconfig, kernel, record, \
     report, stats
@@ -41,20 +41,36 @@ def patch_number(text: str, count: int) -> int:
     return number
 
 
-def without_kernel(number: int) -> kernel.Kernel:
-    """Build the guest kernel of base + the series without patch
-    `number`, in a worktree of its own (the developer's tree is left
-    alone); InfraError if the rest does not apply without it."""
+def patch_numbers(text: str, count: int) -> Tuple[int, ...]:
+    """The patches of --without N[,M...]: left out together, in one
+    arm (a patch which the next one builds on can only be measured as
+    "without N+1" against "without N,N+1")."""
+    numbers = tuple(sorted({patch_number(part.strip(), count)
+                            for part in text.split(",") if part.strip()}))
+    if not numbers:
+        raise UsageError(f"--without '{text}': no patch number")
+    return numbers
+
+
+def without_name(numbers: Sequence[int]) -> str:
+    return "without-" + "+".join(map(str, numbers))
+
+
+def without_kernel(numbers: Sequence[int]) -> kernel.Kernel:
+    """Build the guest kernel of base + the series without the patches
+    `numbers`, in a worktree of its own (the developer's tree is left
+    alone); InfraError if the rest does not apply without them."""
     patches = tree.series_files()
-    number = patch_number(str(number), len(patches))
-    src = worktree.fresh(OUT / f"linux-without-{number}", "base")
+    name = without_name(numbers)
+    src = worktree.fresh(OUT / f"linux-{name}", "base")
     try:
-        tree.apply_series(patches[:number - 1] + patches[number:], src)
+        tree.apply_series([patch for num, patch in enumerate(patches, 1)
+                           if num not in numbers], src)
     except LabError as err:
-        raise InfraError(f"--without {number}: the other patches do not "
-                         f"apply without it ({err})") from None
-    return kernel.build("guest", src, OUT / f"out-without-{number}",
-                        tag=f"-without-{number}")
+        raise InfraError(f"--without {','.join(map(str, numbers))}: the "
+                         f"other patches do not apply without it ({err})"
+                         ) from None
+    return kernel.build("guest", src, OUT / f"out-{name}", tag=f"-{name}")
 
 
 def config_names(configs: List[str]) -> List[str]:
@@ -73,7 +89,7 @@ def config_names(configs: List[str]) -> List[str]:
     return configs
 
 
-def arms(appends: List[str], without: List[int],
+def arms(appends: List[str], without: Sequence[Tuple[int, ...]],
          configs: Sequence[str] = ()) -> List[Arm]:
     """Arms for each --append (our kernel), each --without (the series
     less that patch, booted with the first --append) and each --config
@@ -87,9 +103,9 @@ def arms(appends: List[str], without: List[int],
     for flav in configs:
         built = kernel.build(flav)
         out += [Arm(f"{flav} {arm_name(a)}", a, built) for a in appends]
-    for number in without:
-        out.append(Arm(f"without-{number}", appends[0],
-                       without_kernel(number)))
+    for numbers in without:
+        out.append(Arm(without_name(numbers), appends[0],
+                       without_kernel(numbers)))
     return out
 
 
@@ -146,7 +162,8 @@ def render(samples: List[Sample], names: List[str]) -> str:
                    if phase else "")
 
 
-def run(spec: MachineSpec, appends: List[str], without: List[int],
+def run(spec: MachineSpec, appends: List[str],
+        without: Sequence[Tuple[int, ...]],
         reps: int, configs: Sequence[str] = ()) -> record.Record:
     """Boot the arms on `spec` in turn, `reps` times; the run's record,
     saved in results/. InfraError if a passing boot went untimed by the
