@@ -200,13 +200,18 @@ def _all_pass(samples: list) -> bool:
                if isinstance(s, dict))
 
 
-def load(path: Path) -> Record:
+def read_json(path: Path) -> object:
+    """A JSON file's data; UsageError, one line, if it cannot be read."""
     try:
-        data = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror}") from None
     except ValueError as err:
         raise UsageError(f"{path} is not JSON ({err})") from None
+
+
+def load(path: Path) -> Record:
+    data = read_json(path)
     try:
         return from_dict(data, str(path))
     except (TypeError, KeyError) as err:

@@ -5,7 +5,6 @@ record of that kind in records/, or the records named. `make status`
 writes it into README.md between STATUS_BEGIN and STATUS_END, so the
 section is never typed by hand.
 """
-import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,12 +67,7 @@ def buildtest_row(data: dict, path: Path) -> Row:
 
 def row_of(path: Path) -> Row:
     """The status of one record file; UsageError if it is none."""
-    try:
-        data = json.loads(path.read_text())
-    except OSError as err:
-        raise UsageError(f"cannot read {path}: {err.strerror}") from None
-    except ValueError as err:
-        raise UsageError(f"{path} is not JSON ({err})") from None
+    data = record.read_json(path)
     if isinstance(data, dict) and "targets" in data and "kind" not in data:
         return buildtest_row(data, path)
     rec = record.load(path)
