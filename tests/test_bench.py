@@ -89,12 +89,23 @@ def test_pick_variants_keeps_the_bench_order():
     picked = bench.pick_variants("upstream-parallel, ours-parallel")
     assert [var.name for var in picked] == ["ours-parallel",
                                             "upstream-parallel"]
-    assert bench.pick_variants(None) == bench.VARIANTS
+    assert bench.pick_variants(None) == [
+        var for var in bench.VARIANTS if not var.experiment]
+
+
+def test_experiments_boot_only_when_named():
+    assert "halt-parallel" not in [
+        var.name for var in bench.pick_variants(None, "full")]
+    assert [var.name for var in bench.pick_variants(
+        "halt-parallel,ours-parallel", "targets")] == [
+        "ours-parallel", "halt-parallel"]
+    assert bench.HALT_PATCH.is_file()
 
 
 def test_command_names_a_subset_of_variants():
     assert bench.command("quick", 3) == "make bench"
-    assert bench.command("quick", 3, list(bench.VARIANTS)) == "make bench"
+    assert bench.command("quick", 3, bench.pick_variants(None)) == \
+        "make bench"
     subset = bench.pick_variants("ours-parallel,ours-serial")
     assert bench.command("rr64", 7, subset) == (
         "tools/bringup bench --suite rr64 --reps 7 "
@@ -103,7 +114,7 @@ def test_command_names_a_subset_of_variants():
 
 def test_a_subset_run_gets_files_of_its_own():
     assert bench.result_stem("quick") == "quick"
-    assert bench.result_stem("quick", list(bench.VARIANTS)) == "quick"
+    assert bench.result_stem("quick", bench.pick_variants(None)) == "quick"
     subset = bench.pick_variants("ours-serial,ours-parallel")
     assert bench.result_stem("rr64", subset) == (
         "rr64+ours-parallel+ours-serial")
@@ -143,7 +154,8 @@ def test_the_targets_suite_boots_its_own_variants_by_default():
     names = [var.name for var in bench.pick_variants(None, "targets")]
     assert names == ["ours-parallel", "ours-serial", "v1-parallel",
                      "upstream-parallel", "base-serial"]
-    assert len(bench.pick_variants(None, "quick")) == len(bench.VARIANTS)
+    assert len(bench.pick_variants(None, "quick")) == len(
+        bench.VARIANTS) - 2
     assert bench.command("targets", 5, bench.pick_variants(
         None, "targets")) == "tools/bringup bench --suite targets --reps 5"
     assert bench.command("targets", 5, bench.pick_variants(

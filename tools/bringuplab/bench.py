@@ -14,7 +14,7 @@ from . import boot, hostcpu, initramfs, kernel, record, report, stats, \
     tree, upstream, worktree
 from .machinespec import SERVER, MachineSpec
 from .errors import UsageError
-from .paths import BUILD
+from .paths import BUILD, ROOT
 from .progress import Progress, say
 from .samples import Sample
 
@@ -22,16 +22,26 @@ from .samples import Sample
 # first version of the series
 V1_REV = "60696f096114a804271fd981cde8a33dd1073113"
 
+# An experiment on top of the series, booted by the halt-* variants
+HALT_PATCH = ROOT / "experiments" / "v2-ap-halt-while-waiting.patch"
+
 
 @dataclass(frozen=True)
 class Variant:
     name: str
-    kernel: str        # ours | upstream
+    kernel: str        # ours | halt | v1 | upstream | base
     append: str
+    # Booted only when --variants names it
+    experiment: bool = False
 
 
 VARIANTS = [Variant("ours-parallel", "ours", ""),
             Variant("ours-serial", "ours", "cpuhp.parallel=0"),
+            # The series plus the experiment in HALT_PATCH: APs halt
+            # instead of spinning while they wait for their release.
+            Variant("halt-parallel", "halt", "", experiment=True),
+            Variant("halt-serial", "halt", "cpuhp.parallel=0",
+                    experiment=True),
             # The first version of the series (git tag series-v1), with
             # its per-phase report ("bringup_timing").
             Variant("v1-parallel", "v1", "bringup_timing"),
@@ -56,7 +66,9 @@ SUITE_VARIANTS: Dict[str, Tuple[str, ...]] = {
 
 def default_variants(suite: str) -> List[Variant]:
     names = SUITE_VARIANTS.get(suite)
-    return [var for var in VARIANTS if names is None or var.name in names]
+    if names is None:
+        return [var for var in VARIANTS if not var.experiment]
+    return [var for var in VARIANTS if var.name in names]
 
 
 def pick_variants(names: Optional[str], suite: str = "quick"
@@ -110,6 +122,11 @@ def _build(which: str) -> kernel.Kernel:
         return kernel.build("guest")
     if which == "upstream":
         return upstream.build()
+    if which == "halt":
+        halt_tree = worktree.fresh(BUILD / "halt" / "linux", "base")
+        tree.apply_series(tree.series_files() + [HALT_PATCH], halt_tree)
+        return kernel.build("guest", halt_tree,
+                            BUILD / "halt" / "out-guest", tag="-halt")
     if which == "v1":
         v1_tree = worktree.fresh(BUILD / "v1" / "linux", "base")
         tree.apply_series(tree.series_at(V1_REV), v1_tree)
@@ -178,7 +195,9 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
           "upstream-serial"),
          ("ours par / v1 par", "ours-parallel", "v1-parallel"),
          ("ours par / base", "ours-parallel", "base-serial"),
-         ("v1 no window / v1 par", "v1-nowindow", "v1-parallel")]
+         ("v1 no window / v1 par", "v1-nowindow", "v1-parallel"),
+         ("halt par / halt serial", "halt-parallel", "halt-serial"),
+         ("halt par / ours par", "halt-parallel", "ours-parallel")]
 
 
 @dataclass(frozen=True)
