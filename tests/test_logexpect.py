@@ -174,6 +174,13 @@ def test_judge_exits_1_on_a_hang_and_names_the_rules():
         in proc.stdout
 
 
+def test_judge_prints_a_dash_for_what_a_boot_never_reached():
+    proc = bringup("judge", str(LOGS / "hang-killed-early.log"))
+    first = proc.stdout.splitlines()[0]
+    assert ": -/8 CPUs online," in first and "bringup - ms" in first
+    assert "None" not in proc.stdout
+
+
 def test_judge_exits_3_on_a_machine_qemu_refused(tmp_path):
     log = tmp_path / "boot-20261202-101010-1234.log"
     log.write_text(load(TOPO).splitlines()[0] + "\nqemu-system-x86_64: "

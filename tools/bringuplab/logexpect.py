@@ -209,8 +209,11 @@ def rejudge(path: Path) -> Tuple[Kept, BootResult]:
 
 def render(kept: Kept, res: BootResult) -> str:
     want = kept.expect
-    lines = [f"{res.verdict}: {res.cpus_online}/{want.online} CPUs online,"
-             f" mode {res.mode or '-'}, bringup {res.bringup_ms} ms, "
+    # A hung boot may not have got as far as either figure
+    online = "-" if res.cpus_online is None else res.cpus_online
+    took = "-" if res.bringup_ms is None else res.bringup_ms
+    lines = [f"{res.verdict}: {online}/{want.online} CPUs online,"
+             f" mode {res.mode or '-'}, bringup {took} ms, "
              f"log {kept.path}",
              f"  judged as {'entry' if kept.known else 'a boot of'} "
              f"{kept.entry.name}: {want.vcpus} vCPUs, {want.boot} brought "
