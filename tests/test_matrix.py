@@ -47,6 +47,27 @@ def test_a_fault_entry_wants_and_forbids_its_lines():
     assert matrix.expect(matrix.fault("nosipi", 3), True).online == 7
 
 
+
+def test_a_failed_cpu_is_retried_alone_only_after_a_parallel_start():
+    """rmstall: the CPU is started again alone, which only the parallel
+    bringup does; nosipi: never. Serial entries say so on the command
+    line and in their names; the guest's online-fails step gets lab.cpu."""
+    retry = matrix.RETRY_LINE.format(cpu=1)
+    par = matrix.fault("rmstall", 1, tcg="multi")
+    assert retry in par.dmesg and retry not in par.absent
+    assert par.append == "smpboot_fault=rmstall:1 lab.cpu=1"
+    assert par.name == "fault-rmstall-cpu1-8-multi"
+    ser = matrix.fault("rmstall", 5, parallel=False)
+    assert matrix.RETRY_LINE.format(cpu=5) not in ser.dmesg + ser.absent
+    assert ser.append == ("smpboot_fault=rmstall:5 lab.cpu=5 "
+                          f"{matrix.SERIAL}")
+    assert ser.name == "fault-rmstall-cpu5-8-single-serial"
+    nosipi = matrix.fault("nosipi", 3, x2apic=True)
+    assert matrix.RETRY_LINE.format(cpu=3) in nosipi.absent
+    assert matrix.RETRY_LINE.format(cpu=3) not in nosipi.dmesg
+    assert nosipi.name == "fault-nosipi-cpu3-8-single-x2apic"
+    assert matrix.fault("nosipi", 3, parallel=False).absent == ()
+
 def rows_of(monkeypatch, tmp_path: Path, text: str,
             entries: List[matrix.Entry], modes: bool) -> List[matrix.Row]:
     """Run the entries, each boot showing `text`, its log named as
