@@ -47,3 +47,22 @@ def test_kasan_flavour_swaps_slob_for_slub_which_kasan_needs():
     opts = kconfig.expected(kconfig.flavour("kasan"))
     assert opts["CONFIG_KASAN"] == "y" and opts["CONFIG_SLUB"] == "y"
     assert opts["CONFIG_SLOB"] == "n"
+
+
+def test_a_debian_based_flavour_starts_from_debians_config(monkeypatch,
+                                                           tmp_path):
+    calls = []
+    monkeypatch.setattr(kconfig, "run", lambda argv, **kw: calls.append(
+        argv))
+    monkeypatch.setattr(kconfig, "debian_config",
+                        lambda name: f"# from {name}\n".encode())
+    monkeypatch.setattr(kconfig, "mismatches", lambda want, text: [])
+    kconfig.configure(tmp_path, tmp_path / "out", "cloud")
+    assert not any("tinyconfig" in argv for argv in calls)
+    assert (tmp_path / "out" / ".config").read_text() == \
+        "# from config.amd64_none_cloud-amd64.xz\n"
+    assert any("merge_config.sh" in argv[0] for argv in calls)
+    (tmp_path / "guest").mkdir()
+    (tmp_path / "guest" / ".config").write_text("")
+    kconfig.configure(tmp_path, tmp_path / "guest", "guest")
+    assert any("tinyconfig" in argv for argv in calls)

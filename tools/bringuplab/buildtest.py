@@ -23,11 +23,10 @@ from . import kconfig, packages, report, tree as treemod, worktree
 from .errors import LabError
 from .kbuild import (Config, Diag, new_diagnostics, object_enabled,
                      parse_diagnostics, touched_objects)
-from .paths import BUILD, ROOT, TREE
+from .paths import BUILD, DEBIAN_CONFIGS, ROOT, TREE
 
 BT = BUILD / "buildtest"
 RESULTS = ROOT / "results"
-DEBIAN_CONFIGS = Path("/usr/src/linux-config-6.1")
 
 
 # --- Targets -------------------------------------------------------------
@@ -106,9 +105,11 @@ def targets() -> List[Target]:
         *[Target(f"x86_64-rand-{seed}", "x86_64", "",
                  Recipe("randconfig", str(seed), RAND_FIXUPS), (TOUCHED,))
           for seed in RAND_SEEDS],
-        # every lab flavour; nosmp is the guest with SMP=n
+        # every lab flavour on tinyconfig (nosmp is the guest with SMP=n;
+        # the Debian-based ones are the debian-* targets)
         *[Target(f"x86_64-{name}", "x86_64", "", Recipe("flavour", name),
-                 ("bzImage",)) for name in kconfig.FLAVOURS],
+                 ("bzImage",)) for name, flav in kconfig.FLAVOURS.items()
+          if not flav.base],
         Target("x86_64-noparallel", "x86_64", "",
                Recipe("flavour", "guest", (("HOTPLUG_PARALLEL", "n"),)),
                ("bzImage",)),

@@ -1,11 +1,14 @@
-"""Kernel configs: tinyconfig + fragments, verified after the merge."""
+"""Kernel configs: tinyconfig (or one of Debian's) + fragments, verified
+after the merge."""
+import lzma
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+from . import packages
 from .errors import InfraError, UsageError
-from .paths import KCONFIG
+from .paths import DEBIAN_CONFIGS, KCONFIG
 from .run import run
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
@@ -17,6 +20,9 @@ class Flavour:
     """A named config: fragments merged in order, and which to verify."""
     fragments: Tuple[str, ...]
     verify: Tuple[str, ...]
+    # The config the fragments go onto: tinyconfig, or the name of one of
+    # Debian's in DEBIAN_CONFIGS
+    base: str = ""
 
 
 FLAVOURS: Dict[str, Flavour] = {
@@ -33,6 +39,9 @@ FLAVOURS: Dict[str, Flavour] = {
     # online costs a round-robin boot (`compare --config`).
     "hz100": Flavour(("qemu-guest", "hz100"), ("qemu-guest", "hz100")),
     "hz1000": Flavour(("qemu-guest", "hz1000"), ("qemu-guest", "hz1000")),
+    # Debian's cloud-amd64 kernel, as a cloud guest of Debian 12 runs it
+    "cloud": Flavour(("debian-cloud",), ("debian-cloud",),
+                     base="config.amd64_none_cloud-amd64.xz"),
 }
 
 
@@ -84,12 +93,26 @@ def mismatches(want: Dict[str, str], dotconfig: str) -> List[str]:
     return bad
 
 
+def debian_config(name: str) -> bytes:
+    """One of Debian's kernel configs, installing linux-config-6.1 first
+    if it is missing."""
+    packages.ensure(["debian-configs"])
+    src = DEBIAN_CONFIGS / name
+    if not src.is_file():
+        raise InfraError(f"no Debian config {src} (package linux-config-6.1)")
+    return lzma.decompress(src.read_bytes())
+
+
 def configure(tree: Path, out: Path, name: str) -> None:
-    """Write out/.config = tinyconfig + the flavour's fragments; verify."""
+    """Write out/.config = tinyconfig (or the flavour's Debian config) +
+    the flavour's fragments; verify."""
     flav = flavour(name)
     out.mkdir(parents=True, exist_ok=True)
     frags = [str(fragment_path(f)) for f in flav.fragments]
-    run(["make", "-s", f"O={out}", "tinyconfig"], cwd=tree, quiet=True)
+    if flav.base:
+        (out / ".config").write_bytes(debian_config(flav.base))
+    else:
+        run(["make", "-s", f"O={out}", "tinyconfig"], cwd=tree, quiet=True)
     run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(out),
          str(out / ".config"), *frags], cwd=tree, quiet=True)
     run(["make", "-s", f"O={out}", "olddefconfig"], cwd=tree, quiet=True)

@@ -184,6 +184,10 @@ MATRICES: Dict[str, List[Entry]] = {
                     append=f"{KASAN_APPEND} nosmt",
                     plan=("cpus", "smt-on", "hotplug"), expect_online=4)],
     "demo": _both(Entry("demo-32", MachineSpec(32, "2x8x2", 2))),
+    # The series built with Debian's cloud-amd64 config (`bringup kernel
+    # --config cloud`): 32 vCPUs, both modes, a hotplug cycle.
+    "cloud": _both(Entry("cloud-32-2x8x2", MachineSpec(32, "2x8x2", 2),
+                         plan=("cpus", "hotplug"), timeout=1800)),
     "quick": [Entry("intel-4", MachineSpec(4, "1x2x2")),
               Entry("amd-4", MachineSpec(4, "1x2x2", profile="amd"))],
 }

@@ -12,6 +12,8 @@ GUEST = ROOT / "guest"
 BUILD = ROOT / "build"
 TREE = BUILD / "linux"
 LOGS = BUILD / "logs"
+# Debian's own kernel configs (package linux-config-6.1)
+DEBIAN_CONFIGS = Path("/usr/src/linux-config-6.1")
 
 
 def out_dir(config: str) -> Path:
