@@ -103,3 +103,19 @@ def test_rep_ratios_pair_boots_of_one_rep():
                boot("b", 3, 100.0, {})]
     assert stats.rep_ratios(samples, MACHINE, "a", "b") == [0.5, 1.0]
     assert stats.median([]) is None and stats.median([3.0, 1.0]) == 2.0
+
+
+def test_medians_take_the_host_busy_of_passing_boots():
+    def boot(rep: int, verdict: str, wall: float, vcpu: float) -> Sample:
+        return Sample(MACHINE, 64, "single", "intel", "ours-parallel", rep,
+                      verdict, 100.0, "parallel", "x.log",
+                      host_wall_ms=wall, host_vcpu_ms=vcpu)
+    cell = stats.medians([boot(1, "pass", 100.0, 50.0),
+                          boot(2, "pass", 100.0, 90.0),
+                          boot(3, "pass", 100.0, 70.0),
+                          boot(4, "fail", 100.0, 10.0)])[MACHINE][
+                              "ours-parallel"]
+    assert cell["busy"] == pytest.approx(
+        Sample(MACHINE, 64, "single", "intel", "x", 0, "pass", 1.0, None,
+               "", host_wall_ms=100.0, host_vcpu_ms=70.0).host_busy)
+    assert cell["failed"] == 1 and cell["n"] == 3
