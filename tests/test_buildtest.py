@@ -745,9 +745,29 @@ def test_run_passes_without_new_warnings_and_json_goes_to_stdout(
     captured = capsys.readouterr()
     record = json.loads(captured.out)
     assert (record["passed"], record["failed"]) == (1, 0)
-    lines = captured.err.splitlines()
+    lines = [line for line in captured.err.splitlines()
+             if not line.startswith("lab: ")]
     assert lines[0].startswith("buildtest: PASS riscv64: 0 new warnings (")
     assert lines[1] == "1 passed, 0 failed"
+    assert record["complete"] and record["not_built"] == []
+
+
+def test_a_run_cut_off_keeps_the_record_of_what_it_built(
+        mocked_run, monkeypatch, tmp_path):
+    built = fake_build({("riscv64", "base"): "", ("riscv64", "series"): ""})
+
+    def cut_off_after_riscv64(target, side, *args, **kwargs):
+        if target.name != "riscv64":
+            raise KeyboardInterrupt
+        return built(target, side, *args, **kwargs)
+    monkeypatch.setattr(buildtest, "build_side", cut_off_after_riscv64)
+    with pytest.raises(KeyboardInterrupt):
+        buildtest.run("riscv64,ppc64le", 1, False, False, [])
+    record, = (tmp_path / "results").glob("buildtest-*.json")
+    data = json.loads(record.read_text())
+    assert not data["complete"] and data["not_built"] == ["ppc64le"]
+    assert [t["name"] for t in data["targets"]] == ["riscv64"]
+    assert (data["passed"], data["failed"]) == (1, 0)
 
 
 def test_only_steps_both_sides_run_are_compared(sides):

@@ -68,6 +68,15 @@ def test_the_newest_record_of_each_kind_is_shown(tmp_path):
                            "90 min", "abcdef0"]
 
 
+
+def test_a_buildtest_cut_off_says_how_much_it_did_not_build(tmp_path):
+    (tmp_path / "buildtest-20261203-101010.json").write_text(json.dumps({
+        "argv": ["tools/bringup", "buildtest"], "seconds": 600,
+        "targets": [], "passed": 5, "failed": 0, "complete": False,
+        "not_built": ["i386-smp", "debian-amd64"]}))
+    rows = table_rows(status.markdown(status.newest(tmp_path), tmp_path))
+    assert rows[0][1:4] == ["pass (cut off, 2 not run)", "5", "0"]
+
 def test_a_bench_record_counts_its_boots(tmp_path):
     data = json.loads(KEPT.read_text())
     data.update(kind="bench", ok=False, results={

@@ -496,26 +496,38 @@ def run(only: str = "", jobs: int = 1, full: bool = False,
     sides = prepare_trees()
     touched = changed_files(sides[1])
     say = sys.stderr if as_json else sys.stdout
-    results = []
-    for target in chosen:
-        result = compare_target(target, sides, jobs, full, touched)
-        results.append(result)
-        print("\n".join(result.lines()), file=say, flush=True)
-    failed = sum(not r.ok for r in results)
-    print(f"{len(results) - failed} passed, {failed} failed", file=say,
-          flush=True)
-    record = {"argv": list(argv), "started": time.strftime(
-                  "%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
-              "seconds": round(time.time() - started),
-              "jobs": jobs, "full": full, "touched": touched,
-              **environment(chosen, sides),
-              "targets": [r.to_dict() for r in results],
-              "passed": len(results) - failed, "failed": failed}
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / time.strftime("buildtest-%Y%m%d-%H%M%S.json",
                                    time.gmtime(started))
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    env = environment(chosen, sides)
+    results: List[Result] = []
+
+    def write() -> dict:
+        """The record as it stands: rewritten after every target, so a
+        run cut off after hours keeps what it built."""
+        failed = sum(not r.ok for r in results)
+        record = {"argv": list(argv), "started": time.strftime(
+                      "%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
+                  "seconds": round(time.time() - started),
+                  "jobs": jobs, "full": full, "touched": touched, **env,
+                  "targets": [r.to_dict() for r in results],
+                  "passed": len(results) - failed, "failed": failed,
+                  "complete": len(results) == len(chosen),
+                  "not_built": [t.name for t in chosen[len(results):]]}
+        path.write_text(json.dumps(record, indent=1) + "\n")
+        return record
+
+    write()
     print(f"lab: buildtest: record in {path}", file=sys.stderr)
+    for target in chosen:
+        result = compare_target(target, sides, jobs, full, touched)
+        results.append(result)
+        write()
+        print("\n".join(result.lines()), file=say, flush=True)
+    record = write()
+    failed = record["failed"]
+    print(f"{len(results) - failed} passed, {failed} failed", file=say,
+          flush=True)
     if as_json:
         print(json.dumps(record, indent=1))
     return 1 if failed else 0

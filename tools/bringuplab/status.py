@@ -31,9 +31,13 @@ class Row:
     took: str           # "35 min", "" if unknown
     lab: str            # revision of the lab, "" if unknown
     path: Path
+    not_run: int = 0    # of what the run set out to do: cut off before
 
     def cells(self) -> List[str]:
-        return [f"`{self.command}`", "pass" if self.ok else "fail",
+        verdict = "pass" if self.ok else "fail"
+        if self.not_run:
+            verdict += f" (cut off, {self.not_run} not run)"
+        return [f"`{self.command}`", verdict,
                 "-" if self.passed is None else str(self.passed),
                 "-" if self.failed is None else str(self.failed),
                 self.took or "-", self.lab or "-", f"`{shown(self.path)}`"]
@@ -62,7 +66,8 @@ def buildtest_row(data: dict, path: Path) -> Row:
     argv = data.get("argv") or ["make", "buildtest"]
     head = str((data.get("repo") or {}).get("head", ""))[:7]
     return Row("buildtest", " ".join(argv), not failed, data.get("passed"),
-               failed, f"{secs / 60:.0f} min" if secs else "", head, path)
+               failed, f"{secs / 60:.0f} min" if secs else "", head, path,
+               len(data.get("not_built") or []))
 
 
 def row_of(path: Path) -> Row:
