@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import buildtest, kbuild
+from bringuplab import buildtest, kbuild, kconfig
 from bringuplab.kbuild import Diag
 from bringuplab.errors import LabError
 
@@ -565,7 +565,8 @@ def test_debian_config_decompressed_and_fixed_up(sides, tmp_path,
     (configs / "config.amd64_none_amd64.xz").write_bytes(lzma.compress(
         b"CONFIG_SMP=y\nCONFIG_DEBUG_INFO_BTF=y\n"
         b"CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\n"))
-    monkeypatch.setattr(buildtest, "DEBIAN_CONFIGS", configs)
+    monkeypatch.setattr(kconfig, "DEBIAN_CONFIGS", configs)
+    monkeypatch.setattr(kconfig.packages, "ensure", lambda stages: None)
     debian = target("debian-amd64")
     run = FakeRunner()
     got = buildtest.build_side(debian, sides[1], 2, False, [], run=run)
@@ -578,7 +579,7 @@ def test_debian_config_decompressed_and_fixed_up(sides, tmp_path,
     with pytest.raises(LabError, match="DEBUG_INFO_BTF: want n, got y"):
         buildtest.build_side(debian, sides[1], 2, False, [],
                              run=FakeRunner(apply_options=False))
-    monkeypatch.setattr(buildtest, "DEBIAN_CONFIGS", tmp_path / "none")
+    monkeypatch.setattr(kconfig, "DEBIAN_CONFIGS", tmp_path / "none")
     with pytest.raises(LabError, match="linux-config-6.1"):
         buildtest.build_side(debian, sides[1], 2, False, [], run=run)
 

@@ -9,7 +9,6 @@ numbers, so a warning that only moved is not new).
 import argparse
 import fnmatch
 import json
-import lzma
 import os
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from . import kconfig, packages, report, tree as treemod, worktree
 from .errors import LabError
 from .kbuild import (Config, Diag, new_diagnostics, object_enabled,
                      parse_diagnostics, touched_objects)
-from .paths import BUILD, DEBIAN_CONFIGS, ROOT, TREE
+from .paths import BUILD, ROOT, TREE
 
 BT = BUILD / "buildtest"
 RESULTS = ROOT / "results"
@@ -278,11 +277,7 @@ def configure(steps: _Steps, config_from: Optional[Path]) -> None:
     elif recipe.kind == "defconfig":
         steps.make_config(recipe.arg)
     elif recipe.kind == "debian":
-        src = DEBIAN_CONFIGS / recipe.arg
-        if not src.is_file():
-            raise LabError(f"no Debian config {src} (package "
-                           "linux-config-6.1)")
-        dotconfig.write_bytes(lzma.decompress(src.read_bytes()))
+        dotconfig.write_bytes(kconfig.debian_config(recipe.arg))
     elif recipe.kind == "randconfig":
         steps.make_config("randconfig", {"KCONFIG_SEED": recipe.arg})
     else:
