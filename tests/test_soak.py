@@ -1,5 +1,6 @@
 """The soak counts the judge's statuses: hangs apart from failures."""
 from bringuplab import judge, matrix, parse, result, soak
+from bringuplab.errors import UsageError
 from bringuplab.judge import Expect
 from bringuplab.machinespec import MachineSpec
 from reallogs import load
@@ -42,3 +43,84 @@ def test_a_scenario_counts_passes_failures_hangs_and_infra():
 
 def test_an_empty_scenario():
     assert soak.summarize("kexec", []) == soak.Summary("kexec", 0, 0, 0, 0, 0)
+
+
+class CutOff(Exception):
+    """The soak stopped without warning (a session's end, a power cut)."""
+
+
+def fake_lab(monkeypatch, tmp_path, allowed: list) -> list:
+    """soak.run() without kernels or QEMU: every boot passes with a real
+    32-vCPU log, and once `allowed[0]` boots are booted the run is cut
+    off. Returns the names booted, in order."""
+    from pathlib import Path
+    from bringuplab import initramfs, kernel, packages, record, tree
+
+    topo = Expect(32, 32, 32, ("cpus", "hotplug"), "parallel",
+                  topologies=((2, 16, 2),))
+    booted: list = []
+
+    def run_entries(todo, _kernel, _initrd, _modes, _jobs, done):
+        rows = []
+        for entry in todo:
+            if len(booted) == allowed[0]:
+                raise CutOff()
+            booted.append(entry.name)
+            rows.append(matrix.Row(entry, result.of_log(load(TOPO), topo)))
+            done(rows[-1])
+        return rows
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    monkeypatch.setattr(packages, "ensure", lambda needs: None)
+    monkeypatch.setattr(tree, "create", lambda: "tree as it is")
+    monkeypatch.setattr(tree, "series_files", lambda: [Path("0001-x")])
+    monkeypatch.setattr(kernel, "build",
+                        lambda flavour: kernel.Kernel(tmp_path, tmp_path))
+    monkeypatch.setattr(initramfs, "build", lambda kernel=None: tmp_path)
+    monkeypatch.setattr(matrix, "run_entries", run_entries)
+    return booted
+
+
+def test_a_soak_cut_off_keeps_its_boots_and_resume_boots_the_rest(
+        monkeypatch, tmp_path):
+    import json
+    from dataclasses import replace
+    import pytest
+    from bringuplab import record
+    allowed = [2]
+    booted = fake_lab(monkeypatch, tmp_path, allowed)
+    revisions = iter(["a" * 40] + ["b" * 40] * 20)
+    real = record.provenance
+
+    def provenance(*args, **kwargs):
+        return replace(real(*args, **kwargs), lab_revision=next(revisions))
+    monkeypatch.setattr(record, "provenance", provenance)
+    started_at = "a" * 40
+    with pytest.raises(CutOff):
+        soak.run(boots=3, only=["matrix"])
+    [kept] = list(tmp_path.glob("soak-*.json"))
+    cut = json.loads(kept.read_text())["results"]
+    # 3 random machines and the two above-255 ones
+    assert [b["name"] for b in cut["boots"]] == booted
+    assert (cut["passed"], cut["not_run"], cut["complete"]) == (2, 3, False)
+    # each rewrite keeps the revisions the soak started from
+    assert json.loads(kept.read_text())["provenance"]["lab_revision"] \
+        == started_at
+    first = list(booted)
+    booted.clear()
+    allowed[0] = 99
+    rec = soak.run(boots=3, only=["matrix"], resume=str(kept))
+    assert not set(booted) & set(first) and len(booted) == 3
+    assert [b["name"] for b in rec.results["boots"]] == first + booted
+    assert rec.results["complete"] and rec.results["not_run"] == 0
+    assert rec.results["passed"] == 5 and rec.ok
+    assert rec.results["resumed_from"] == str(kept)
+    # another soak's record is not one to go on from
+    with pytest.raises(UsageError, match="not `tools/bringup soak "
+                       "--boots 4"):
+        soak.run(boots=4, only=["matrix"], resume=str(kept))
+    other = record.load(kept)
+    other.provenance.patches_revision = "0" * 40
+    with pytest.raises(UsageError, match="booted patches/ of 000000000000"):
+        soak.resumed(other, other.results["command"], "1" * 40)
+    with pytest.raises(UsageError, match="not a soak's"):
+        soak.resumed(record.Record("bench", True, {}), "make soak", "1")

@@ -158,3 +158,15 @@ def test_a_faster_parallel_boot_meets_the_target(tmp_path):
     path.write_text(json.dumps(data))
     lines = status.target_lines(path)
     assert "0.72" in lines[3] and "**met**" in lines[3]
+
+
+def test_a_soak_cut_off_shows_what_it_did_not_run(tmp_path):
+    data = json.loads(KEPT.read_text())
+    data["kind"] = "soak"
+    data["results"] = {"command": "make soak", "passed": 120, "failed": 0,
+                       "not_run": 235, "complete": False, "boots": []}
+    path = tmp_path / "soak-20261204T000000Z.json"
+    path.write_text(json.dumps(data))
+    [row] = table_rows(status.markdown([path]))
+    assert row[:4] == ["`make soak`", "pass (cut off, 235 not run)", "120",
+                       "0"]

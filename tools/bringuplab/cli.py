@@ -222,7 +222,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):
         rec = soak.run(args.boots, args.seed,
                        [s for s in args.only.split(",") if s], args.jobs,
-                       args.entry, args.repeat)
+                       args.entry, args.repeat, args.resume)
     return show(rec, args.json)
 
 
@@ -387,6 +387,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --entry: boot each entry N times")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="boots at a time (default: host CPUs)")
+    p.add_argument("--resume", metavar="RECORD",
+                   help="go on from the record of this soak cut off "
+                   "earlier (same options, same patches/): boot only "
+                   "what it did not")
     p = sub.add_parser("judge", help="judge a kept console log again "
                        "(exit 0 pass, 1 fail or hang, 3 infrastructure)")
     p.add_argument("log", help="a console log the lab wrote (build/logs, "

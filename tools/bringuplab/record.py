@@ -160,6 +160,16 @@ def save(rec: Record, folder: Optional[Path] = None) -> Path:
         while path.exists():
             count += 1
             path = folder / f"{stem}-{count}.json"
+    except OSError as err:
+        raise InfraError(f"cannot write the record {path}: "
+                         f"{err.strerror}") from None
+    return rewrite(rec, path)
+
+
+def rewrite(rec: Record, path: Path) -> Path:
+    """Write the record to `path`, over what a run still going wrote
+    there before (a soak keeps its record current after every boot)."""
+    try:
         path.write_text(json.dumps(rec.to_dict(), indent=1) + "\n")
     except OSError as err:
         raise InfraError(f"cannot write the record {path}: "

@@ -174,6 +174,12 @@ def soak_md(results: dict) -> str:
             f"{results.get('series', '?')} patches:\n\n" + _fence(
                 f"{summary}\n{results.get('passed', 0)} passed, "
                 f"{results.get('failed', 0)} failed"))
+    if results.get("not_run"):
+        text += (f"\n\nCut off: {results['not_run']} boots not run "
+                 "(`tools/bringup soak --resume RECORD` goes on).")
+    if results.get("resumed_from"):
+        text += (f"\n\nGoes on from {results['resumed_from']}, whose "
+                 "boots it keeps.")
     tables = []
     for scen in [s["scenario"] for s in sums]:
         rows = [[b["name"], b["tcg"], b["apic"], b["verdict"],

@@ -20,12 +20,14 @@ Scenarios, each a list of boots with a verdict per boot:
               CPU comes up and goes off and on again
 """
 import random
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Dict, List, Optional
 
 from . import initramfs, judge, kernel, matrix, packages, report, tree
-from .errors import LabError
+from .errors import LabError, UsageError
 from .machinespec import MachineSpec
 from .matrix import SERIAL, Entry
 from . import record
@@ -164,10 +166,30 @@ class Summary:
 
 def summarize(scenario: str, rows: List[matrix.Row]) -> Summary:
     """The judge's statuses of one scenario's boots, counted."""
-    statuses = [row.result.verdict for row in rows]
-    return Summary(scenario, len(rows), statuses.count(judge.PASS),
+    return tally(scenario, [row.result.verdict for row in rows])
+
+
+def tally(scenario: str, statuses: List[str]) -> Summary:
+    return Summary(scenario, len(statuses), statuses.count(judge.PASS),
                    statuses.count(judge.FAIL), statuses.count(judge.HANG),
                    statuses.count(judge.INFRA))
+
+
+def resumed(rec: record.Record, command: str, patches: str) -> List[dict]:
+    """The boots of a soak cut off earlier, to be kept by one that goes
+    on from it: the same soak (command), of the same patches/, else
+    UsageError."""
+    where = rec.source or "the record"
+    if rec.kind != "soak":
+        raise UsageError(f"{where} is a {rec.kind} record, not a soak's")
+    if rec.results.get("command") != command:
+        raise UsageError(f"{where} is of `{rec.results.get('command')}`, "
+                         f"not `{command}`")
+    theirs = rec.provenance.patches_revision if rec.provenance else ""
+    if not theirs or theirs != patches:
+        raise UsageError(f"{where} booted patches/ of {theirs[:12] or '?'}"
+                         f", this tree's are of {patches[:12]}")
+    return list(rec.results.get("boots", []))
 
 
 def render_summary(sums: List[Summary]) -> str:
@@ -196,11 +218,24 @@ def _pick(todo: Dict[str, List[Entry]], names: List[str],
             for scen, entries in todo.items()}
 
 
+def soak_command(boots: int, seed: int, only: Optional[List[str]],
+                 entries: Optional[List[str]], repeat: int) -> str:
+    """The command line that runs this soak again (make soak if whole)."""
+    whole = not only and not entries
+    return "make soak" if whole and boots == 300 and seed == 1 else (
+        f"tools/bringup soak --boots {boots} --seed {seed}"
+        + (f" --only {','.join(only)}" if only else "")
+        + "".join(f" --entry {e}" for e in entries or [])
+        + (f" --repeat {repeat}" if repeat > 1 else ""))
+
+
 def run(boots: int = 300, seed: int = 1,
         only: Optional[List[str]] = None, jobs: int = 1,
-        entries: Optional[List[str]] = None, repeat: int = 1
-        ) -> record.Record:
-    """The soak; its record, saved in results/. What it prints as it
+        entries: Optional[List[str]] = None, repeat: int = 1,
+        resume: Optional[str] = None) -> record.Record:
+    """The soak; its record, saved in results/ when the soak starts and
+    again after every boot, so a soak cut off keeps what it booted and
+    `resume` (that record) goes on from there. What it prints as it
     goes is progress (the command sends it to stderr)."""
     if jobs < 1:
         raise LabError(f"--jobs {jobs}: at least 1")
@@ -220,6 +255,18 @@ def run(boots: int = 300, seed: int = 1,
         todo = _pick(todo, entries, repeat)
         if not any(todo[scen] for scen in only or SCENARIOS):
             raise LabError("no --entry is in the --only scenarios")
+    todo = {s: es for s, es in todo.items() if not only or s in only}
+    command = soak_command(boots, seed, only, entries, repeat)
+    kept: List[dict] = []
+    earlier = 0.0
+    if resume:
+        rec = record.load(Path(resume))
+        kept = resumed(rec, command, record.provenance(
+            record.now(), {}).patches_revision)
+        earlier = float(rec.results.get("minutes", 0))
+        done_names = {b["name"] for b in kept}
+        todo = {s: [e for e in es if e.name not in done_names]
+                for s, es in todo.items()}
     packages.ensure(list(packages.NEEDS))
     print("lab: soak: " + tree.create())
     guest = kernel.build("guest")
@@ -228,18 +275,55 @@ def run(boots: int = 300, seed: int = 1,
     modes = bool(tree.series_files())
     started = record.now()
     began = time.monotonic()
-    sums: List[Summary] = []
-    tables: List[str] = []
-    booted: List[dict] = []
-    steps = Progress(sum(len(todo[s]) for s in SCENARIOS
-                         if not only or s in only), "soak")
+    booted: List[dict] = list(kept)
+    planned = len(kept) + sum(len(es) for es in todo.values())
+    scenarios = {b["scenario"] for b in kept} | {s for s, es in todo.items()
+                                                 if es}
+    steps = Progress(planned - len(kept), "soak")
+    lock = threading.Lock()
+    path: List[Path] = []
+    origin: List[record.Provenance] = []
+
+    def save() -> record.Record:
+        """The record as it stands (boots run from a pool: locked)."""
+        sums = [tally(scen, [b["verdict"] for b in booted
+                             if b["scenario"] == scen])
+                for scen in SCENARIOS if scen in scenarios]
+        tried = sum(s.tried for s in sums)
+        bad = sum(s.bad for s in sums)
+        rec = record.make("soak", not bad, {
+            "command": command, "jobs": jobs,
+            "minutes": round(earlier + (time.monotonic() - began) / 60, 1),
+            "series": len(tree.series_files()),
+            "scenarios": [asdict(s) for s in sums],
+            "passed": tried - bad, "failed": bad,
+            "complete": len(booted) == planned,
+            "not_run": planned - len(booted),
+            "resumed_from": resume or "", "boots": booted}, started)
+        # The revisions the soak started from: the lab may be committed
+        # to while it runs for hours. Kernels and the end are current.
+        if origin:
+            rec.provenance = replace(origin[0],
+                                     configs=rec.provenance.configs,
+                                     ended=rec.provenance.ended)
+        else:
+            origin.append(rec.provenance)
+        if path:
+            record.rewrite(rec, path[0])
+        else:
+            path.append(record.save(rec))
+        return rec
 
     def done(row: matrix.Row) -> None:
         # `name`: the scenario the loop below is booting
-        booted.append(boot_record(name, row))
-        steps.done(row.entry.name)
+        with lock:
+            booted.append(boot_record(name, row))
+            save()
+            steps.done(row.entry.name)
+    save()
+    print(f"lab: soak: record {path[0]}, rewritten after every boot")
     for name in SCENARIOS:
-        if (only and name not in only) or not todo[name]:
+        if not todo.get(name):
             continue
         if name == "debug":
             rows = []
@@ -256,28 +340,12 @@ def run(boots: int = 300, seed: int = 1,
             rd = with_kernel if name == "kexec" else initrd
             rows = matrix.run_entries(todo[name], guest, rd, modes, jobs,
                                       done)
-        tables.append(f"{name}:\n{matrix.render(rows)}")
-        print(tables[-1], flush=True)
-        sums.append(summarize(name, rows))
-    summary = render_summary(sums)
-    print(summary)
-    tried = sum(s.tried for s in sums)
-    bad = sum(s.bad for s in sums)
-    print(f"{tried - bad} passed, {bad} failed")
-    whole = not only and not entries
-    command = "make soak" if whole and boots == 300 and seed == 1 else (
-        f"tools/bringup soak --boots {boots} --seed {seed}"
-        + (f" --only {','.join(only)}" if only else "")
-        + "".join(f" --entry {e}" for e in entries or [])
-        + (f" --repeat {repeat}" if repeat > 1 else ""))
-    rec = record.make("soak", not bad, {
-        "command": command, "jobs": jobs,
-        "minutes": round((time.monotonic() - began) / 60, 1),
-        "series": len(tree.series_files()),
-        "scenarios": [asdict(s) for s in sums],
-        "passed": tried - bad, "failed": bad, "boots": booted}, started)
-    print(f"lab: soak: record {record.save(rec)}, console logs in "
-          "build/logs")
+        print(f"{name}:\n{matrix.render(rows)}", flush=True)
+    rec = save()
+    print(render_summary([Summary(**s) for s in rec.results["scenarios"]]))
+    print(f"{rec.results['passed']} passed, {rec.results['failed']} failed"
+          + (f" (with {len(kept)} boots of {resume})" if kept else ""))
+    print(f"lab: soak: record {path[0]}, console logs in build/logs")
     return rec
 
 

@@ -85,7 +85,8 @@ def row_of(path: Path) -> Row:
         lab = prov.lab_revision[:7] + ("+" if prov.lab_dirty else "")
         took = render.took(prov).strip(" ()")
     passed, failed = _counts(rec.results, rec.kind)
-    return Row(rec.kind, command, rec.ok, passed, failed, took, lab, path)
+    return Row(rec.kind, command, rec.ok, passed, failed, took, lab, path,
+               int(rec.results.get("not_run") or 0))
 
 
 def target_lines(path: Path) -> List[str]:
