@@ -785,3 +785,52 @@ def test_only_steps_both_sides_run_are_compared(sides):
                                          "w\n"))
     assert "unmet" not in got.output and "a.c:1:1" in got.output
     assert "unmet" in Path(got.log).read_text()
+
+
+def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
+        mocked_run, monkeypatch, tmp_path):
+    lab = {"head": "lab-1", "dirty": False}
+    monkeypatch.setattr(buildtest, "environment", lambda chosen, sides: {
+        "repo": lab, "linux": {"base": "base-1"}})
+    monkeypatch.setattr(buildtest, "identity", lambda: ("base-1", "lab-2"))
+    # lab-2 changed the lab, not patches/; lab-0 had other patches
+    monkeypatch.setattr(buildtest, "patches_at", lambda head: {
+        "lab-0": "p0", "lab-1": "p1", "lab-2": "p1"}.get(head, ""))
+    built = fake_build({(t, s): "" for t in ("riscv64", "ppc64le", "arm64")
+                        for s in ("base", "series")})
+    names: list = []
+
+    def cut_off_after_riscv64(target, side, *args, **kwargs):
+        if target.name != "riscv64" and "cut" not in names:
+            raise KeyboardInterrupt
+        names.append(target.name)
+        return built(target, side, *args, **kwargs)
+    monkeypatch.setattr(buildtest, "build_side", cut_off_after_riscv64)
+    with pytest.raises(KeyboardInterrupt):
+        buildtest.run("riscv64,ppc64le", 1, False, False, [])
+    cut, = (tmp_path / "results").glob("buildtest-*.json")
+    (tmp_path / "cut.json").write_text(cut.read_text())
+    cut.unlink()
+    names.append("cut")
+    assert buildtest.run("riscv64,ppc64le,arm64", 1, False, False, [],
+                         str(tmp_path / "cut.json")) == 0
+    assert names == ["riscv64", "riscv64", "cut", "arm64", "arm64",
+                     "ppc64le", "ppc64le"]
+    whole, = (tmp_path / "results").glob("buildtest-*.json")
+    data = json.loads(whole.read_text())
+    assert [t["name"] for t in data["targets"]] == ["riscv64", "arm64",
+                                                    "ppc64le"]
+    assert data["complete"] and data["kept"] == 1
+    assert (data["passed"], data["failed"]) == (3, 0)
+    # a record of other patches/, or a dirty checkout's, or another base
+    # or --full, is refused
+    for change, why in ((dict(repo={"head": "lab-0"}), "other patches/"),
+                        (dict(repo=dict(lab, dirty=True)), "other patches/"),
+                        (dict(linux={"base": "base-0"}), "another base"),
+                        (dict(full=True), "was a --full run")):
+        data = json.loads((tmp_path / "cut.json").read_text())
+        data.update(change)
+        with pytest.raises(buildtest.LabError, match=why):
+            buildtest.kept_targets(data, "R", False, "base-1", "lab-2")
+    with pytest.raises(buildtest.LabError, match="not a buildtest record"):
+        buildtest.kept_targets({"kind": "soak"}, "R", False, "b", "h")

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import kconfig, packages, report, tree as treemod, worktree
+from . import (kconfig, packages, record, report, tree as treemod,
+               worktree)
 from .errors import LabError
 from .kbuild import (Config, Diag, new_diagnostics, object_enabled,
                      parse_diagnostics, touched_objects)
@@ -479,12 +480,59 @@ def environment(chosen: Sequence[Target],
         "tools": tools}
 
 
+def patches_at(head: str) -> str:
+    """The last commit that touched patches/ as of the lab's `head`."""
+    return _first_line(["git", "log", "-1", "--format=%H", head, "--",
+                        "patches"], ROOT)
+
+
+def identity() -> Tuple[str, str]:
+    """The base commit of build/linux and the lab's HEAD, as a record
+    keeps them (environment())."""
+    return (_first_line(["git", "rev-parse", "-q", "--verify",
+                         "base^{commit}"], TREE),
+            _first_line(["git", "rev-parse", "HEAD"], ROOT))
+
+
+def kept_targets(data: object, where: str, full: bool, base: str,
+                 head: str) -> List[Dict[str, object]]:
+    """The targets an earlier run built (its record, `data`) that a run
+    of the same series on the same base and tools may keep: a run cut
+    off, or one of other --only targets. LabError if it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("targets"),
+                                                    list):
+        raise LabError(f"{where} is not a buildtest record")
+    repo = data.get("repo") or {}
+    theirs = patches_at(str(repo.get("head", ""))) if repo.get("head") \
+        else ""
+    if repo.get("dirty") or not theirs or theirs != patches_at(head):
+        raise LabError(f"{where} built other patches/ than this checkout's "
+                       "(or a checkout with uncommitted changes)")
+    if (data.get("linux") or {}).get("base") != base:
+        raise LabError(f"{where} built on another base")
+    if bool(data.get("full")) != full:
+        raise LabError(f"{where} was {'' if data.get('full') else 'not '}"
+                       "a --full run")
+    return [t for t in data["targets"] if isinstance(t, dict)]
+
+
 def run(only: str = "", jobs: int = 1, full: bool = False,
-        as_json: bool = False, argv: Sequence[str] = ()) -> int:
-    """Build every chosen target in base and series; 0 if all pass."""
+        as_json: bool = False, argv: Sequence[str] = (),
+        resume: str = "") -> int:
+    """Build every chosen target in base and series; 0 if all pass.
+    With `resume` (a record), the chosen targets it built are kept,
+    not built again."""
     chosen = select(only)
     if jobs < 1:
         raise LabError(f"--jobs {jobs}: at least 1")
+    kept: List[Dict[str, object]] = []
+    if resume:
+        kept = kept_targets(record.read_json(Path(resume)), resume, full,
+                            *identity())
+        names = {t.name for t in chosen}
+        kept = [t for t in kept if t.get("name") in names]
+        done_names = {t.get("name") for t in kept}
+        chosen = [t for t in chosen if t.name not in done_names]
     stages = ["tree", "kernel"] + [s for t in chosen for s in t.needs]
     packages.ensure(list(dict.fromkeys(stages)))
     started = time.time()
@@ -495,22 +543,25 @@ def run(only: str = "", jobs: int = 1, full: bool = False,
     path = RESULTS / time.strftime("buildtest-%Y%m%d-%H%M%S.json",
                                    time.gmtime(started))
     env = environment(chosen, sides)
+    earlier = float(sum(float(t.get("seconds") or 0) for t in kept))
     results: List[Result] = []
 
     def write() -> dict:
         """The record as it stands: rewritten after every target, so a
         run cut off after hours keeps what it built."""
-        failed = sum(not r.ok for r in results)
-        record = {"argv": list(argv), "started": time.strftime(
-                      "%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
-                  "seconds": round(time.time() - started),
-                  "jobs": jobs, "full": full, "touched": touched, **env,
-                  "targets": [r.to_dict() for r in results],
-                  "passed": len(results) - failed, "failed": failed,
-                  "complete": len(results) == len(chosen),
-                  "not_built": [t.name for t in chosen[len(results):]]}
-        path.write_text(json.dumps(record, indent=1) + "\n")
-        return record
+        built = kept + [r.to_dict() for r in results]
+        failed = sum(not t.get("ok") for t in built)
+        data = {"argv": list(argv), "started": time.strftime(
+                    "%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
+                "seconds": round(time.time() - started + earlier),
+                "jobs": jobs, "full": full, "touched": touched, **env,
+                "targets": built,
+                "passed": len(built) - failed, "failed": failed,
+                "complete": len(results) == len(chosen),
+                "not_built": [t.name for t in chosen[len(results):]],
+                "resumed_from": resume, "kept": len(kept)}
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        return data
 
     write()
     print(f"lab: buildtest: record in {path}", file=sys.stderr)
@@ -519,12 +570,13 @@ def run(only: str = "", jobs: int = 1, full: bool = False,
         results.append(result)
         write()
         print("\n".join(result.lines()), file=say, flush=True)
-    record = write()
-    failed = record["failed"]
-    print(f"{len(results) - failed} passed, {failed} failed", file=say,
-          flush=True)
+    data = write()
+    failed = data["failed"]
+    print(f"{data['passed']} passed, {failed} failed"
+          + (f" ({len(kept)} kept from {resume})" if kept else ""),
+          file=say, flush=True)
     if as_json:
-        print(json.dumps(record, indent=1))
+        print(json.dumps(data, indent=1))
     return 1 if failed else 0
 
 
@@ -546,10 +598,15 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     p.add_argument("--json", action="store_true",
                    help="print the run's record (as written to results/) "
                    "on stdout, the verdict lines on stderr")
+    p.add_argument("--resume", metavar="RECORD",
+                   help="keep the targets this earlier run built (cut off, "
+                   "or other --only targets; same patches/ and base) and "
+                   "build only the others")
 
 
 def command(args: argparse.Namespace) -> int:
     if args.list:
         print(render_list(select(args.only)))
         return 0
-    return run(args.only, args.jobs, args.full, args.json, sys.argv)
+    return run(args.only, args.jobs, args.full, args.json, sys.argv,
+               args.resume or "")
