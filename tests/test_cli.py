@@ -95,6 +95,11 @@ def forbidden(entry, text: str):
     return judge.absent(parse.parse(text), want(entry))
 
 
+def restarted(entry, text: str):
+    from bringuplab import judge, parse
+    return judge.restart(parse.parse(text), want(entry))
+
+
 def test_fault_entries_expect_the_failed_cpu_named_and_offline():
     from bringuplab import matrix
     entry = matrix.fault("nosipi", 3)
@@ -109,13 +114,22 @@ def test_fault_entries_expect_the_failed_cpu_named_and_offline():
     assert missing(entry, gave_up) == []
     assert missing(entry, gave_up.replace("CPU3", "CPU31")) != []
     # Alone in not coming up (the others alive): no second start
-    assert forbidden(entry, gave_up + again) != []
-    assert forbidden(serial, gave_up + again) == []
-    # Stuck with the lock, the others held up behind it: a second start
-    # alone in a parallel bringup, none in a serial one
+    assert restarted(entry, gave_up + again) != []
+    assert restarted(entry, gave_up) == []
+    # a serial bringup never starts a CPU again
+    assert forbidden(serial, gave_up + again) != []
+    assert forbidden(serial, gave_up) == []
+    # Stuck with the lock, others held up behind it (started again after
+    # it): a second start alone first; none held up: none
     stall = matrix.fault("rmstall", 3)
-    assert missing(stall, gave_up) != []
-    assert missing(stall, gave_up + again) == []
+    kicked = "[  1.0] .... node  #1, CPUs:    #3 #5 #7\n"
+    others = "[ 20.3] .... node  #1, CPUs:    #5 #7\n"
+    assert missing(stall, gave_up) == []
+    assert restarted(stall, kicked + gave_up) == []
+    assert restarted(stall, kicked + gave_up + others) != []
+    assert restarted(stall, kicked + gave_up + again + others) == []
+    # started after it for the first time (a later wave): not stopped
+    assert restarted(stall, gave_up + others) == []
     assert missing(matrix.fault("rmstall", 3, parallel=False), gave_up) == []
 
 

@@ -27,6 +27,10 @@ SELFTEST_WANT = Expect(16, 16, 16, ("cpus", "hotplug", "selftest"),
 # caught by the serial test, with a line it is given to forbid.
 RMSTALL = "v2-fault-rmstall-cpu1-8-multi.log"
 TSCWARP = "v2-fault-tscwarp-cpu6-8-single.log"
+# CPU15, the last kicked, stuck with the lock after every other AP had
+# passed it: given up, nobody held up, so not started again.
+LAST = "v2-fault-rmstall-cpu15-16-last-to-the-lock.log"
+LAST_WANT = matrix.fault("rmstall", 15, 16, "single", True, True)
 AGAIN = r"CPU\d+: starting it again, alone"
 # One vCPU, no AP to start; a base kernel's log, given the series'
 # mode line.
@@ -52,6 +56,7 @@ BASES: List[Tuple[str, Expect, Callable[[str], str]]] = [
     (ONE, Expect(1, 1, 1, mode="parallel"), one_cpu),
     # one vCPU: either mode is right
     (ONE, Expect(1, 1, 1, mode="serial"), one_cpu),
+    (LAST, entry_want(LAST_WANT), lambda t: t),
 ]
 
 
@@ -134,13 +139,21 @@ CASES = [
      "selftest: no TAP results"),
     ("splat", "a WARN after the bringup", 0, warn, "1 splat(s): WARN: "),
     ("splat", "the TSC turned off", 0, tsc_off, "1 splat(s): tsc-off: "),
-    ("present", "a wanted line missing", 2,
-     lambda t: drop_line(t, "CPU1: starting it again, alone"),
-     "no line /CPU1: starting it again"),
+    ("present", "a wanted line missing", 3,
+     lambda t: drop_line(t, "TSC synchronization [CPU#"),
+     "no line /TSC synchronization"),
     ("absent", "a forbidden line", 3,
      lambda t: insert_after(t, "Marking TSC unstable", "[    1.900000] "
                             "smpboot: CPU6: starting it again, alone\n"),
      "line /CPU\\d+: starting it again"),
+    ("restart", "others stopped, it not started again alone", 2,
+     lambda t: drop_line(t, "CPU1: starting it again, alone"),
+     "CPUs 3,5,7 were stopped with CPU1 and started again, but CPU1 was "
+     "not"),
+    ("restart", "started again alone, nobody stopped", 6,
+     lambda t: insert_after(t, "CPU15 did not come up", "[   10.970000] "
+                            "smpboot: CPU15: starting it again, alone\n"),
+     "CPU15 was started again alone, though no CPU"),
     ("mode", "a parallel boot ran serially", 0,
      lambda t: replace_first(t, "smpboot: parallel bringup of 31",
                              "smpboot: serial bringup of 31"),
@@ -338,10 +351,11 @@ REAL = [
      entry_want(matrix.fault("tscwarp", 6)), ()),
     ("v2-fault-tscwarp-cpu6-8-single-serial.log",
      entry_want(matrix.fault("tscwarp", 6, parallel=False)), ()),
-    # a serial bringup's fault judged as a parallel one: no second start
+    # a serial bringup's fault judged as a parallel one: the CPUs it
+    # starts after the give-up are started for the first time
     ("v2-fault-rmstall-cpu5-8-single-serial.log",
-     entry_want(matrix.fault("rmstall", 5, 8, "single")),
-     ("present", "mode")),
+     entry_want(matrix.fault("rmstall", 5, 8, "single")), ("mode",)),
+    (LAST, entry_want(LAST_WANT), ()),
     # the same log expecting more CPUs
     ("good-intel-xapic-4cpu.log", Expect(8, 8, 8), ("brought-up", "online")),
     ("missing-cpus-maxcpus2.log", Expect(4, 4, 4), ("brought-up", "online")),

@@ -54,19 +54,23 @@ def test_a_failed_cpu_is_retried_alone_only_after_a_parallel_start():
     line and in their names; the guest's online-fails step gets lab.cpu."""
     retry = matrix.RETRY_LINE.format(cpu=1)
     par = matrix.fault("rmstall", 1, tcg="multi")
-    assert retry in par.dmesg and retry not in par.absent
+    assert par.restart == (1, matrix.GIVE_UP.format(cpu=1), retry)
+    assert retry not in par.dmesg + par.absent
+    assert matrix.expect(par, True).restart == par.restart
     assert par.append == "smpboot_fault=rmstall:1 lab.cpu=1"
     assert par.name == "fault-rmstall-cpu1-8-multi"
     ser = matrix.fault("rmstall", 5, parallel=False)
-    assert matrix.RETRY_LINE.format(cpu=5) not in ser.dmesg + ser.absent
+    assert ser.absent == (matrix.RETRY_LINE.format(cpu=5),)
+    assert ser.restart is None
     assert ser.append == ("smpboot_fault=rmstall:5 lab.cpu=5 "
                           f"{matrix.SERIAL}")
     assert ser.name == "fault-rmstall-cpu5-8-single-serial"
     nosipi = matrix.fault("nosipi", 3, x2apic=True)
-    assert matrix.RETRY_LINE.format(cpu=3) in nosipi.absent
-    assert matrix.RETRY_LINE.format(cpu=3) not in nosipi.dmesg
+    assert nosipi.restart == (3, matrix.GIVE_UP.format(cpu=3),
+                              matrix.RETRY_LINE.format(cpu=3))
     assert nosipi.name == "fault-nosipi-cpu3-8-single-x2apic"
-    assert matrix.fault("nosipi", 3, parallel=False).absent == ()
+    assert matrix.fault("nosipi", 3, parallel=False).absent == (
+        matrix.RETRY_LINE.format(cpu=3),)
 
 def rows_of(monkeypatch, tmp_path: Path, text: str,
             entries: List[matrix.Entry], modes: bool) -> List[matrix.Row]:

@@ -19,6 +19,9 @@ tagged with its rule:
   splat            no WARN, BUG, panic, lockdep, KASAN, failed boot,
                    stuck CPU or TSC turned off, but the expected lines
   present, absent  the lines an entry wants, and those it forbids
+  restart          a CPU given up in a parallel bringup is started once
+                   more, alone, if and only if APs kicked along with it
+                   were stopped too (they are started again after it)
   mode             the series' bringup mode line names the expected mode
 A boot the lab killed (`killed`) is a hang, whatever else it shows; a
 machine QEMU refused to start (`qemu`) is an infrastructure error.
@@ -27,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from .parse import Facts
+from .parse import Facts, started_again
 
 PASS, FAIL, HANG, INFRA = "pass", "fail", "hang", "infra"
 STATUSES = (PASS, FAIL, HANG, INFRA)
@@ -50,6 +53,9 @@ class Expect:
     # Packages, cores, threads per core the guest may count with every
     # vCPU online (machine.linux_topologies); empty: not checked.
     topologies: Tuple[Tuple[int, int, int], ...] = ()
+    # A CPU the boot gives up on in a parallel bringup (an injected
+    # fault): (cpu, the give-up line, the start-again-alone line).
+    restart: Optional[Tuple[int, str, str]] = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +205,27 @@ def absent(facts: Facts, want: Expect) -> List[str]:
     return why
 
 
+def restart(facts: Facts, want: Expect) -> List[str]:
+    why: List[str] = []
+    if not want.restart:
+        return why
+    cpu, given_up, again = want.restart
+    found = started_again(facts.text, given_up)
+    if found is None:       # no give-up: the entry's `present` says so
+        return why
+    cpus, between = found
+    others = [other for other in cpus if other != cpu]
+    retried = re.search(again, between, re.M)
+    if others and not retried:
+        why.append(f"CPUs {','.join(map(str, others))} were stopped with "
+                   f"CPU{cpu} and started again, but CPU{cpu} was not "
+                   "started again alone first")
+    if retried and not others:
+        why.append(f"CPU{cpu} was started again alone, though no CPU "
+                   "kicked along with it was stopped")
+    return why
+
+
 def mode(facts: Facts, want: Expect) -> List[str]:
     why = []
     if want.mode and want.vcpus == 1 and not facts.mode:
@@ -215,7 +242,8 @@ RULES: Tuple[Tuple[str, Rule], ...] = (
     ("online", online), ("offline-stale", offline_stale),
     ("topology", topology), ("topology-counts", topology_counts),
     ("step", steps), ("selftest", selftest), ("splat", splats),
-    ("present", present), ("absent", absent), ("mode", mode))
+    ("present", present), ("absent", absent), ("restart", restart),
+    ("mode", mode))
 
 
 def judge(facts: Facts, want: Expect) -> Verdict:

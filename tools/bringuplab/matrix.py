@@ -28,6 +28,8 @@ class Entry:
     # Regular expressions the console log must not match (e.g. a
     # recovery that must not have been needed).
     absent: Tuple[str, ...] = ()
+    # judge.Expect.restart: a CPU given up in a parallel bringup
+    restart: Optional[Tuple[int, str, str]] = None
 
 
 SERIAL = "cpuhp.parallel=0"
@@ -51,7 +53,10 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
 # Kicked along with others which did not come up either (held up
 # behind the stuck one), a CPU is started again alone before it counts
 # as failed: parallel bringup only. A CPU which alone did not come up
-# (nosipi, the others alive) is not.
+# (the others alive: nosipi, or an rmstall CPU which was the last to
+# take the real-mode stack lock) is not. Which APs a stuck one holds up
+# depends on the order they reach the lock, so the judge's `restart`
+# rule asks the log: retried if and only if others were started again.
 RETRY_LINE = r"CPU{cpu}: starting it again, alone"
 
 # A TSC warp does not fail the CPU: every CPU comes up and goes off and on
@@ -72,18 +77,19 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
                        f"{', '.join(FAULT_LINES)})")
     append = f"smpboot_fault={kind}:{cpu}"
     absent: Tuple[str, ...] = ()
+    restart: Optional[Tuple[int, str, str]] = None
     if kind == "tscwarp":
         plan, online = ("cpus", "hotplug"), None
         dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES)
     else:
         append += f" lab.cpu={cpu}"
         plan, online = ("cpus", "online-fails"), cpus - 1
-        retry = (RETRY_LINE.format(cpu=cpu),) if parallel else ()
         dmesg = tuple(p.format(cpu=cpu) for p in FAULT_LINES[kind])
-        if kind == "rmstall":
-            dmesg += retry
+        if parallel:
+            restart = (cpu, GIVE_UP.format(cpu=cpu),
+                       RETRY_LINE.format(cpu=cpu))
         else:
-            absent = retry
+            absent = (RETRY_LINE.format(cpu=cpu),)
     return Entry(f"fault-{kind}-cpu{cpu}-{cpus}-{tcg}"
                  f"{'-x2apic' if x2apic else ''}"
                  f"{'' if parallel else '-serial'}",
@@ -92,7 +98,7 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
                  parallel=parallel, plan=plan,
                  append=append if parallel else f"{append} {SERIAL}",
                  expect_online=online, timeout=900, dmesg=dmesg,
-                 absent=absent)
+                 absent=absent, restart=restart)
 
 
 # KASAN kernels boot with 4-level paging. With 5-level paging (TCG's CPU
@@ -210,7 +216,7 @@ def expect(entry: Entry, modes: bool) -> judge.Expect:
         online if entry.expect_boot is None else entry.expect_boot,
         entry.plan, ("parallel" if entry.parallel else "serial")
         if modes else None, entry.dmesg, entry.absent,
-        tuple(entry.machine.make().linux_topologies()))
+        tuple(entry.machine.make().linux_topologies()), entry.restart)
 
 
 def spec(entry: Entry, kernel: Path, initrd: Path, nr_cpus: int = 512,
@@ -222,7 +228,7 @@ def spec(entry: Entry, kernel: Path, initrd: Path, nr_cpus: int = 512,
 
 # The rules of judge.py only an entry asks for (the rest a plain boot
 # has too).
-ENTRY_RULES = ("mode", "present", "absent")
+ENTRY_RULES = ("mode", "present", "absent", "restart")
 
 
 @dataclass

@@ -2,7 +2,7 @@
 tested against real logs."""
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 _TS = r"^\[\s*(\d+\.\d+)\]\s"
 # The first and the last line of the kernel's bringup of the APs.
@@ -206,6 +206,32 @@ def tap(text: str) -> Tap:
         else:
             res.passed += 1
     return res
+
+
+# x86's list of the CPUs it starts (announce_cpu(): a node's line, then
+# " #N" continued); a continuation another message cut gets a line of
+# its own.
+ANNOUNCED = re.compile(r"^\[[ \d.]+\] (?:\.\.\.\. node\s+#\d+, CPUs:)?"
+                       r"((?:\s+#\d+)+)\s*$", re.M)
+
+
+def announced(text: str) -> List[int]:
+    return [int(n) for m in ANNOUNCED.finditer(text)
+            for n in re.findall(r"#(\d+)", m.group(1))]
+
+
+def started_again(text: str, line: str) -> Optional[Tuple[List[int], str]]:
+    """The CPUs announced before the first match of `line` and again
+    after it (before "smp: Brought up"), and the text in between; None
+    if `line` is not there. A CPU announced only after it is started
+    for the first time (a later wave of the bringup, a serial one)."""
+    first = re.search(line, text, re.M)
+    if not first:
+        return None
+    end = re.compile(END_TEXT).search(text, first.end())
+    between = text[first.end():end.start() if end else len(text)]
+    before = set(announced(text[:first.start()]))
+    return sorted(set(announced(between)) & before), between
 
 
 def parse(text: str) -> Facts:
