@@ -345,3 +345,24 @@ def test_timer_check_panic_before_any_ap():
     facts = parse.parse(load("soak-amd6-timer-check-panic-starved-host.log"))
     assert facts.boots == 1 and facts.bringup_start is None
     assert any(s.startswith("panic:") for s in facts.splats)
+
+
+def test_cpus_started_again_after_a_give_up():
+    """Those x86 announced before the line and again after it, up to the
+    end of the bringup; a continuation cut off by another message has a
+    line of its own."""
+    from bringuplab.parse import started_again
+    log = load("v2-fault-rmstall-cpu1-8-multi.log")
+    cpus, between = started_again(log, "CPU1 did not come up within")
+    assert cpus == [1, 3, 5, 7]
+    assert "CPU1: starting it again, alone" in between
+    assert "Brought up" not in between
+    assert started_again(log, "CPU9 did not come up") is None
+    text = ("[ 1.0] .... node  #0, CPUs:   #1 #3\n"
+            "[ 2.0] smpboot: CPU1 did not come up\n"
+            "[ 2.1] .... node  #0, CPUs:   #1\n"
+            "[ 3.0] smp: Brought up 1 node, 3 CPUs\n"
+            "[ 9.0]  #3\n")
+    cpus, between = started_again(text, "CPU1 did not")
+    # CPU3's line after the bringup's end is not in it
+    assert cpus == [1] and "#3" not in between and "#1" in between
