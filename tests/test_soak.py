@@ -32,7 +32,8 @@ def test_a_scenario_counts_passes_failures_hangs_and_infra():
         judge.PASS, judge.PASS, judge.HANG, judge.FAIL, judge.FAIL,
         judge.INFRA]
     assert [r.ok for r in rows] == [True, True, False, False, False, False]
-    got = soak.summarize("matrix", rows)
+    got = soak.tally("matrix", [soak.boot_record("matrix", r)["verdict"]
+                                for r in rows])
     assert got == soak.Summary("matrix", 6, 2, 2, 1, 1)
     assert got.bad == 4
     table = soak.render_summary([got]).splitlines()
@@ -42,7 +43,7 @@ def test_a_scenario_counts_passes_failures_hangs_and_infra():
 
 
 def test_an_empty_scenario():
-    assert soak.summarize("kexec", []) == soak.Summary("kexec", 0, 0, 0, 0, 0)
+    assert soak.tally("kexec", []) == soak.Summary("kexec", 0, 0, 0, 0, 0)
 
 
 class CutOff(Exception):

@@ -164,12 +164,8 @@ class Summary:
         return self.tried - self.passed
 
 
-def summarize(scenario: str, rows: List[matrix.Row]) -> Summary:
-    """The judge's statuses of one scenario's boots, counted."""
-    return tally(scenario, [row.result.verdict for row in rows])
-
-
 def tally(scenario: str, statuses: List[str]) -> Summary:
+    """The judge's statuses of one scenario's boots, counted."""
     return Summary(scenario, len(statuses), statuses.count(judge.PASS),
                    statuses.count(judge.FAIL), statuses.count(judge.HANG),
                    statuses.count(judge.INFRA))
