@@ -8,7 +8,7 @@ from typing import Callable, List, Tuple
 
 import pytest
 
-from bringuplab import judge, matrix, parse
+from bringuplab import judge, matrix, parse, soak
 from bringuplab.judge import Expect
 from reallogs import drop_line, insert_after, load, replace_first, rules
 
@@ -36,6 +36,11 @@ AGAIN = r"CPU\d+: starting it again, alone"
 # mode line.
 ONE = "good-intel-1cpu.log"
 ONE_MODE = "[    0.331700] smpboot: serial bringup of 0 CPUs\n"
+
+
+def soak_entry(scenario: str, name: str) -> matrix.Entry:
+    [entry] = [e for e in soak.fixed()[scenario] if e.name == name]
+    return entry
 
 
 def entry_want(entry: matrix.Entry) -> Expect:
@@ -356,6 +361,12 @@ REAL = [
     ("v2-fault-rmstall-cpu5-8-single-serial.log",
      entry_want(matrix.fault("rmstall", 5, 8, "single")), ("mode",)),
     (LAST, entry_want(LAST_WANT), ()),
+    # the guest's cpus line cut by kernel messages (the TSC's refined
+    # calibration, its clocksource), once and twice: made whole again
+    ("series-lab-line-cut-by-tsc-refine.log",
+     entry_want(soak_entry("cmdline", "nr-cpus-below-present")), ()),
+    ("series-lab-line-cut-twice-mttcg.log",
+     entry_want(soak_entry("hotplug", "stress-1000-mttcg")), ()),
     # the same log expecting more CPUs
     ("good-intel-xapic-4cpu.log", Expect(8, 8, 8), ("brought-up", "online")),
     ("missing-cpus-maxcpus2.log", Expect(4, 4, 4), ("brought-up", "online")),

@@ -366,3 +366,30 @@ def test_cpus_started_again_after_a_give_up():
     cpus, between = started_again(text, "CPU1 did not")
     # CPU3's line after the bringup's end is not in it
     assert cpus == [1] and "#3" not in between and "#1" in between
+
+
+def test_a_guest_line_cut_by_kernel_messages_is_made_whole():
+    """The console writes a kernel message whole, into the middle of a
+    line the guest is writing; the line's rest follows the messages."""
+    log = load("series-lab-line-cut-twice-mttcg.log")
+    cpus = ("LAB: cpus online=0-7 present=0-7 online_count=8 "
+            "present_count=8 offline_stale= topology=ok packages=2 "
+            "cores=4 threads=2\n")
+    assert cpus not in log
+    whole = parse.unsplice(log)
+    assert cpus in whole
+    refined = "[    1.894891] tsc: Refined TSC clocksource calibration"
+    assert whole.index(refined) < whole.index(cpus)
+    assert parse.parse(log).topology_each[0].check == "ok"
+    # rest of it after a kernel message of its own line
+    log = load("series-lab-line-cut-by-tsc-refine.log")
+    assert ("offline_stale= topology=ok packages=1 cores=2 threads=2\n"
+            in parse.unsplice(log))
+    # a line cut and never finished (QEMU killed) is kept, at the end;
+    # kernel messages and whole guest lines stay as they are
+    text = ("[    1.000000] a\nLAB: x\nLAB: y[    2.000000] b\n"
+            "[    3.000000] c\n")
+    assert parse.unsplice(text) == ("[    1.000000] a\nLAB: x\n"
+                                    "[    2.000000] b\n[    3.000000] c\n"
+                                    "LAB: y")
+    assert parse.unsplice(text + "z\n").endswith("c\nLAB: yz\n")

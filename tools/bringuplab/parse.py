@@ -234,10 +234,38 @@ def started_again(text: str, line: str) -> Optional[Tuple[List[int], str]]:
     return sorted(set(announced(between)) & before), between
 
 
+# A kernel message on the console (printk.time=1). The console driver
+# writes each whole, with the port's interrupts off, so nothing cuts
+# one; the guest's own lines (LAB:, TAP) go through the tty and one may
+# cut them at any character, e.g. "LAB: cpus ... offline_stale= t" +
+# "[    1.832665] tsc: Refined TSC ..." + "opology=ok ...".
+KERNEL_MESSAGE = re.compile(r"\[\s*\d+\.\d{6}\] ")
+
+
+def unsplice(text: str) -> str:
+    """The console log with every guest line that kernel messages cut
+    made whole again, after those messages."""
+    out: List[str] = []
+    cut = ""            # the guest line so far, waiting for its rest
+    for line in text.splitlines(keepends=True):
+        message = KERNEL_MESSAGE.search(line)
+        if message and message.start() == 0:
+            out.append(line)
+        elif message:
+            cut += line[:message.start()]
+            out.append(line[message.start():])
+        else:
+            out.append(cut + line)
+            cut = ""
+    return "".join(out) + cut
+
+
 def parse(text: str) -> Facts:
     """The facts of one console log (the lab's log of a boot: QEMU's
     command line, QEMU's and the kernel's output, the guest's LAB lines,
-    and the lab's own "# lab:" lines)."""
+    and the lab's own "# lab:" lines), guest lines cut by kernel
+    messages made whole first."""
+    text = unsplice(text)
     start = BRINGUP_START.search(text)
     end = BRINGUP_END.search(text)
     mode = MODE.search(text)
