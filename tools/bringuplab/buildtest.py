@@ -497,8 +497,9 @@ def identity() -> Tuple[str, str]:
 def kept_targets(data: object, where: str, full: bool, base: str,
                  head: str) -> List[Dict[str, object]]:
     """The targets an earlier run built (its record, `data`) that a run
-    of the same series on the same base and tools may keep: a run cut
-    off, or one of other --only targets. LabError if it is not one."""
+    of the same patches/ on the same base may keep: a run cut off, or
+    one of other --only targets. LabError if it is not one. Compiler
+    versions are not compared: resume on the host that built them."""
     if not isinstance(data, dict) or not isinstance(data.get("targets"),
                                                     list):
         raise LabError(f"{where} is not a buildtest record")
