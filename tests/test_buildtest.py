@@ -588,8 +588,8 @@ def test_touched_objects_this_tree_or_config_lacks_are_skipped(
         sides, monkeypatch):
     base, series = sides
 
-    def flavour(tree, out, name):
-        assert name == "guest"
+    def flavour(tree, out, name, overlay=True):
+        assert name == "guest" and not overlay
         (out / ".config").write_text("CONFIG_SMP=y\n")
     monkeypatch.setattr(buildtest.kconfig, "configure", flavour)
     touched = ["kernel/cpu.c", "kernel/newfile.c", "arch/x86/xen/smp_pv.c",
@@ -609,7 +609,7 @@ def test_touched_objects_this_tree_or_config_lacks_are_skipped(
 
 def test_no_goal_left_builds_nothing(sides, monkeypatch):
     monkeypatch.setattr(buildtest.kconfig, "configure",
-                        lambda tree, out, name: (out / ".config")
+                        lambda tree, out, name, overlay: (out / ".config")
                         .write_text("CONFIG_SMP=y\n"))
     run = FakeRunner(build_code=2)
     got = buildtest.build_side(target("x86_64-sparse"), sides[1], 2, False,
@@ -832,5 +832,8 @@ def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
         data.update(change)
         with pytest.raises(buildtest.LabError, match=why):
             buildtest.kept_targets(data, "R", False, "base-1", "lab-2")
+    data = json.loads((tmp_path / "cut.json").read_text())
+    data["targets"][0]["ok"] = False
+    assert buildtest.kept_targets(data, "R", False, "base-1", "lab-2") == []
     with pytest.raises(buildtest.LabError, match="not a buildtest record"):
         buildtest.kept_targets({"kind": "soak"}, "R", False, "b", "h")

@@ -66,3 +66,11 @@ def test_a_debian_based_flavour_starts_from_debians_config(monkeypatch,
     (tmp_path / "guest" / ".config").write_text("")
     kconfig.configure(tmp_path, tmp_path / "guest", "guest")
     assert any("tinyconfig" in argv for argv in calls)
+
+
+def test_a_tree_without_the_lab_overlay_is_not_asked_for_its_options():
+    debug = kconfig.flavour("debug")
+    assert kconfig.expected(debug)["CONFIG_X86_DEBUG_BRINGUP_FAULTS"] == "y"
+    bare = kconfig.expected(debug, overlay=False)
+    assert "CONFIG_X86_DEBUG_BRINGUP_FAULTS" not in bare
+    assert bare["CONFIG_PROVE_LOCKING"] == "y"
