@@ -484,8 +484,8 @@ def environment(chosen: Sequence[Target],
 
 def patches_at(head: str) -> str:
     """The last commit that touched patches/ as of the lab's `head`."""
-    return _first_line(["git", "log", "-1", "--format=%H", head, "--",
-                        "patches"], ROOT)
+    found = record.patches_revision(head) if head else ""
+    return "" if found == record.UNKNOWN else found
 
 
 def identity() -> Tuple[str, str]:
@@ -506,8 +506,7 @@ def kept_targets(data: object, where: str, full: bool, base: str,
                                                     list):
         raise LabError(f"{where} is not a buildtest record")
     repo = data.get("repo") or {}
-    theirs = patches_at(str(repo.get("head", ""))) if repo.get("head") \
-        else ""
+    theirs = patches_at(str(repo.get("head") or ""))
     if repo.get("dirty") or not theirs or theirs != patches_at(head):
         raise LabError(f"{where} built other patches/ than this checkout's "
                        "(or a checkout with uncommitted changes)")

@@ -125,6 +125,14 @@ def config_hashes(configs: Mapping[str, Path]) -> Dict[str, str]:
     return out
 
 
+def patches_revision(head: str = "HEAD", root: Path = ROOT) -> str:
+    """The last commit that touched patches/ as of the lab's `head`."""
+    rel = os.path.relpath(PATCHES, root) if PATCHES.is_relative_to(root) \
+        else "patches"
+    return first_line(["git", "-C", str(root), "log", "-1", "--format=%H",
+                       head, "--", rel])
+
+
 def provenance(started: str, configs: Mapping[str, Path],
                argv: Optional[List[str]] = None,
                root: Path = ROOT) -> Provenance:
@@ -135,8 +143,7 @@ def provenance(started: str, configs: Mapping[str, Path],
     return Provenance(
         list(sys.argv if argv is None else argv),
         first_line(git + ["rev-parse", "HEAD"]), _dirty(root),
-        first_line(git + ["log", "-1", "--format=%H", "--", rel]),
-        _dirty(root, rel),
+        patches_revision("HEAD", root), _dirty(root, rel),
         first_line(["qemu-system-x86_64", "--version"]),
         first_line(["gcc", "--version"]), host(),
         config_hashes(configs), started, now())

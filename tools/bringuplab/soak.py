@@ -182,7 +182,7 @@ def resumed(rec: record.Record, command: str, patches: str) -> List[dict]:
         raise UsageError(f"{where} is of `{rec.results.get('command')}`, "
                          f"not `{command}`")
     theirs = rec.provenance.patches_revision if rec.provenance else ""
-    if not theirs or theirs != patches:
+    if theirs in ("", record.UNKNOWN) or theirs != patches:
         raise UsageError(f"{where} booted patches/ of {theirs[:12] or '?'}"
                          f", this tree's are of {patches[:12]}")
     return list(rec.results.get("boots", []))
@@ -257,8 +257,7 @@ def run(boots: int = 300, seed: int = 1,
     earlier = 0.0
     if resume:
         rec = record.load(Path(resume))
-        kept = resumed(rec, command, record.provenance(
-            record.now(), {}).patches_revision)
+        kept = resumed(rec, command, record.patches_revision())
         earlier = float(rec.results.get("minutes", 0))
         done_names = {b["name"] for b in kept}
         todo = {s: [e for e in es if e.name not in done_names]
