@@ -795,7 +795,13 @@ def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
     monkeypatch.setattr(buildtest, "identity", lambda: ("base-1", "lab-2"))
     # lab-2 changed the lab, not patches/; lab-0 had other patches
     monkeypatch.setattr(buildtest, "patches_at", lambda head: {
-        "lab-0": "p0", "lab-1": "p1", "lab-2": "p1"}.get(head, ""))
+        "lab-0": "p0", "lab-1": "p1", "lab-2": "p1", "lab-3": "p1"}.get(
+            head, ""))
+    # lab-3 pinned another base tarball; each unpack's `base` commit id
+    # differs, so the record's own is not what is compared
+    monkeypatch.setattr(buildtest, "base_pin_at", lambda head: {
+        "lab-1": "base-1", "lab-2": "base-1", "lab-3": "base-0"}.get(
+            head, ""))
     built = fake_build({(t, s): "" for t in ("riscv64", "ppc64le", "arm64")
                         for s in ("base", "series")})
     names: list = []
@@ -826,7 +832,8 @@ def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
     # or --full, is refused
     for change, why in ((dict(repo={"head": "lab-0"}), "other patches/"),
                         (dict(repo=dict(lab, dirty=True)), "other patches/"),
-                        (dict(linux={"base": "base-0"}), "another base"),
+                        (dict(repo=dict(lab, head="lab-3")),
+                         "another base"),
                         (dict(full=True), "was a --full run")):
         data = json.loads((tmp_path / "cut.json").read_text())
         data.update(change)
@@ -837,3 +844,16 @@ def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
     assert buildtest.kept_targets(data, "R", False, "base-1", "lab-2") == []
     with pytest.raises(buildtest.LabError, match="not a buildtest record"):
         buildtest.kept_targets({"kind": "soak"}, "R", False, "b", "h")
+
+
+def test_the_base_is_named_by_the_pinned_tarball_not_the_unpack():
+    pinned = buildtest.basemod.load().sha256
+    assert buildtest.base_pin_at("HEAD") == pinned
+    assert buildtest.identity()[0] == pinned
+    # the commit that pinned it has it; an unknown revision has none
+    first = subprocess.run(["git", "log", "--format=%H", "--reverse", "--",
+                            "BASE"], cwd=buildtest.ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()[0]
+    assert buildtest.base_pin_at(first) == pinned
+    assert buildtest.base_pin_at("0" * 40) == ""
+    assert buildtest.base_pin_at("") == ""

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import (kconfig, packages, record, report, tree as treemod,
-               worktree)
+from . import (base as basemod, kconfig, packages, record, report,
+               tree as treemod, worktree)
 from .errors import LabError
 from .kbuild import (Config, Diag, new_diagnostics, object_enabled,
                      parse_diagnostics, touched_objects)
@@ -488,12 +488,28 @@ def patches_at(head: str) -> str:
     return "" if found == record.UNKNOWN else found
 
 
+def base_pin_at(head: str) -> str:
+    """The checksum of the tarball BASE pins as of the lab's `head`: what
+    names the base across unpacks (the id of build/linux's `base` commit
+    changes with every `make tree`, its date being the unpack's). ""
+    when `head` or its BASE cannot be read."""
+    if not head:
+        return ""
+    proc = subprocess.run(["git", "show", f"{head}:BASE"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return ""
+    try:
+        return basemod.parse_base(proc.stdout).sha256
+    except LabError:
+        return ""
+
+
 def identity() -> Tuple[str, str]:
-    """The base commit of build/linux and the lab's HEAD, as a record
-    keeps them (environment())."""
-    return (_first_line(["git", "rev-parse", "-q", "--verify",
-                         "base^{commit}"], TREE),
-            _first_line(["git", "rev-parse", "HEAD"], ROOT))
+    """The pinned base (base_pin_at()) and the lab's HEAD of this
+    checkout, to compare with a record's."""
+    head = _first_line(["git", "rev-parse", "HEAD"], ROOT)
+    return base_pin_at(head), head
 
 
 def kept_targets(data: object, where: str, full: bool, base: str,
@@ -510,7 +526,7 @@ def kept_targets(data: object, where: str, full: bool, base: str,
     if repo.get("dirty") or not theirs or theirs != patches_at(head):
         raise LabError(f"{where} built other patches/ than this checkout's "
                        "(or a checkout with uncommitted changes)")
-    if (data.get("linux") or {}).get("base") != base:
+    if not base or base_pin_at(str(repo.get("head") or "")) != base:
         raise LabError(f"{where} built on another base")
     if bool(data.get("full")) != full:
         raise LabError(f"{where} was {'' if data.get('full') else 'not '}"
