@@ -74,3 +74,15 @@ def test_a_tree_without_the_lab_overlay_is_not_asked_for_its_options():
     bare = kconfig.expected(debug, overlay=False)
     assert "CONFIG_X86_DEBUG_BRINGUP_FAULTS" not in bare
     assert bare["CONFIG_PROVE_LOCKING"] == "y"
+
+
+def test_the_overlay_options_are_read_from_its_patches(tmp_path):
+    assert kconfig.overlay_options() == ["CONFIG_X86_DEBUG_BRINGUP_FAULTS"]
+    (tmp_path / "0001-a.patch").write_text(
+        "+config LAB_A\n+\tbool \"a\"\n"
+        "+\n config CONTEXT_AFTER_AN_ADDED_BLANK\n-config REMOVED\n")
+    (tmp_path / "0002-b.patch").write_text("+menuconfig LAB_B\n")
+    (tmp_path / "notes.txt").write_text("+config NOT_A_PATCH\n")
+    assert kconfig.overlay_options(tmp_path) == ["CONFIG_LAB_A",
+                                                 "CONFIG_LAB_B"]
+    assert kconfig.overlay_options(tmp_path / "none") == []

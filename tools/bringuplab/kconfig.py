@@ -8,7 +8,7 @@ from typing import Dict, List, Tuple
 
 from . import packages
 from .errors import InfraError, UsageError
-from .paths import DEBIAN_CONFIGS, KCONFIG
+from .paths import DEBIAN_CONFIGS, KCONFIG, OVERLAY
 from .run import run
 
 _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
@@ -75,9 +75,16 @@ def flavour(name: str) -> Flavour:
                          f"{', '.join(FLAVOURS)})") from None
 
 
-# Options only the lab overlay (lab/patches/) defines: a tree without
-# it (buildtest's, which compares base and series) cannot have them.
-OVERLAY_OPTIONS = ("CONFIG_X86_DEBUG_BRINGUP_FAULTS",)
+_ADDED_OPTION = re.compile(r"^\+[ \t]*(?:menu)?config[ \t]+(\w+)[ \t]*$",
+                           re.MULTILINE)
+
+
+def overlay_options(overlay: Path = OVERLAY) -> List[str]:
+    """The options the lab overlay's patches add to Kconfig: a tree
+    without the overlay (buildtest's, which compares base and series)
+    cannot have them."""
+    return sorted({f"CONFIG_{name}" for patch in overlay.glob("*.patch")
+                   for name in _ADDED_OPTION.findall(patch.read_text())})
 
 
 def expected(flav: Flavour, overlay: bool = True) -> Dict[str, str]:
@@ -85,7 +92,7 @@ def expected(flav: Flavour, overlay: bool = True) -> Dict[str, str]:
     for name in flav.verify:
         want.update(parse(fragment_path(name).read_text()))
     if not overlay:
-        for opt in OVERLAY_OPTIONS:
+        for opt in overlay_options():
             want.pop(opt, None)
     return want
 
