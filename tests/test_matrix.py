@@ -115,3 +115,28 @@ def test_the_table_shows_the_judges_verdict_and_reasons(monkeypatch,
     assert lines[3].split()[:4] == ["demo-32-serial", "single", "xapic",
                                     "fail"]
     assert lines[3].endswith("mode parallel, expected serial")
+
+
+def test_aps_left_in_x2apic_mode_under_an_xapic_kernel(monkeypatch,
+                                                       tmp_path):
+    """kexec from an x2APIC kernel into one told nox2apic: the first v2
+    read the xAPIC ID register of APs still in x2APIC mode, found no CPU
+    number for any, and the second kernel came up alone after 90 s."""
+    entry = next(e for e in matrix.MATRICES["check"]
+                 if e.name == "intel-8-kexec-x2apic-to-nox2apic")
+    assert entry.append.split() == ["lab.kexec=1", "lab.kexec_add=nox2apic"]
+    good, = rows_of(monkeypatch, tmp_path,
+                    load("series-kexec-x2apic-to-nox2apic.log"), [entry],
+                    True)
+    assert good.ok, good.problems
+    # guest/init added the argument to the next kernel's command line
+    assert "Command line: " + " ".join(
+        ["console=ttyS0", "panic=-1", "printk.time=1"]) in load(
+            "series-kexec-x2apic-to-nox2apic.log")
+    assert "lab.plan=cpus,kexec nox2apic lab.kexec=0" in load(
+        "series-kexec-x2apic-to-nox2apic.log")
+    bad, = rows_of(monkeypatch, tmp_path,
+                   load("v2-kexec-nox2apic-aps-left-in-x2apic-read-xapic-"
+                        "id.log"), [entry], True)
+    assert not bad.ok
+    assert "kernel 2: brought up 1 of 8 CPUs" in bad.result.reasons

@@ -130,6 +130,12 @@ MATRICES: Dict[str, List[Entry]] = {
               MachineSpec(16, "2x4x2", 2, "amd", True),
               plan=("cpus", "selftest")),
         *_both(Entry("intel-64-2x16x2", MachineSpec(64, "2x16x2", 2))),
+        # INIT does not leave x2APIC mode: after a kexec from an x2APIC
+        # kernel into one told nox2apic the APs are still in x2APIC mode,
+        # where their xAPIC ID register does not answer.
+        Entry("intel-8-kexec-x2apic-to-nox2apic",
+              MachineSpec(8, "2x2x2", x2apic=True), plan=("cpus", "kexec"),
+              append="lab.kexec=1 lab.kexec_add=nox2apic"),
         # Short forms of the soak scenarios (make soak runs the long ones).
         Entry("intel-8-maxcpus2-then-online", MachineSpec(8, "2x2x2", 2),
               append="maxcpus=2", plan=("online-all", "cpus"),
