@@ -58,6 +58,7 @@ SPLAT_TEXTS = (
                      r"failed to report alive state", r"CPU\d+: Stuck",
                      r"Not responding", r"stuck with the real-mode stack lock",
                      r"real-mode stack lock held by",
+                     r"could not be stopped",
                      r"did not take its release",
                      r"did not come up within \d+ seconds")),
     ("stuck", (r"CPU#\d+ stuck", r"rcu_\w+ detected stalls",
