@@ -361,6 +361,18 @@ REAL = [
     ("v2-fault-rmstall-cpu5-8-single-serial.log",
      entry_want(matrix.fault("rmstall", 5, 8, "single")), ("mode",)),
     (LAST, entry_want(LAST_WANT), ()),
+    # a CPU INIT cannot stop: a serial bringup ends at it, a parallel
+    # one brings up the rest
+    ("v2-fault-unstoppable-cpu3-8-single-serial.log",
+     entry_want(matrix.fault("unstoppable", 3, 8, "single", False)), ()),
+    ("v2-fault-unstoppable-cpu3-8-multi.log",
+     entry_want(matrix.fault("unstoppable", 3, 8, "multi")), ()),
+    # ... judged as a CPU INIT stopped, and the other way round
+    ("v2-fault-unstoppable-cpu3-8-single-serial.log",
+     entry_want(matrix.fault("nosipi", 3, 8, "single", False)),
+     ("brought-up", "online", "step", "splat", "present")),
+    ("v2-fault-nosipi-cpu3-8-single.log",
+     entry_want(matrix.fault("unstoppable", 3)), ("splat", "present")),
     # the guest's cpus line cut by kernel messages (the TSC's refined
     # calibration, its clocksource), once and twice: made whole again
     ("series-lab-line-cut-by-tsc-refine.log",

@@ -1,4 +1,5 @@
 """A matrix entry's expectations, and its rows judged from real logs."""
+import re
 from pathlib import Path
 from typing import List
 
@@ -140,3 +141,20 @@ def test_aps_left_in_x2apic_mode_under_an_xapic_kernel(monkeypatch,
                         "id.log"), [entry], True)
     assert not bad.ok
     assert "kernel 2: brought up 1 of 8 CPUs" in bad.result.reasons
+
+
+def test_an_unstoppable_cpu_ends_a_serial_bringup_not_a_parallel_one():
+    serial = matrix.fault("unstoppable", 3, 8, "single", False)
+    assert serial.plan == ("cpus",) and serial.expect_online == 3
+    assert serial.restart is None
+    assert serial.absent == (matrix.RETRY_LINE.format(cpu=3),)
+    assert any(re.search(p, "smpboot: CPU5 not started: CPU3 could not be "
+                            "stopped") for p in serial.dmesg)
+    assert re.search(serial.dmesg[0], "smpboot: CPU3 did not come up within "
+                     "10 seconds and could not be stopped: no more CPUs are "
+                     "started")
+    par = matrix.fault("unstoppable", 3, 8, "multi")
+    assert par.expect_online == 7 and par.restart is None
+    assert len(par.dmesg) == 1
+    # the last CPU leaves none behind it to refuse
+    assert len(matrix.fault("unstoppable", 7, 8, "single", False).dmesg) == 1

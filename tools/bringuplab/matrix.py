@@ -49,7 +49,13 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "nosipi": (GIVE_UP,),     # never sent its startup IPIs
     "rmstall": (GIVE_UP,),    # stuck in the trampoline, stack lock held
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
+    # as nosipi, but INIT cannot stop it (SEV-ES, an APIC driver's own
+    # wakeup): it might still arrive late, so no CPU is started after it
+    "unstoppable": (r"CPU{cpu} did not come up within 10 seconds and "
+                    r"could not be stopped: no more CPUs are started",),
 }
+# Each CPU not yet started when an unstoppable one was given up
+REFUSED = r"CPU\d+ not started: CPU{cpu} could not be stopped"
 # Kicked along with others which did not come up either (held up
 # behind the stuck one), a CPU is started again alone before it counts
 # as failed: parallel bringup only. A CPU which alone did not come up
@@ -81,6 +87,15 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
     if kind == "tscwarp":
         plan, online = ("cpus", "hotplug"), None
         dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES)
+    elif kind == "unstoppable":
+        # No CPU can be started after it, so no hotplug step. A serial
+        # bringup ends at it; a parallel one kicked all CPUs before it
+        # waited for any, and the others are not held up by it.
+        plan, online = ("cpus",), cpus - 1 if parallel else cpu
+        dmesg = tuple(p.format(cpu=cpu) for p in FAULT_LINES[kind])
+        if not parallel and cpu < cpus - 1:
+            dmesg += (REFUSED.format(cpu=cpu),)
+        absent = (RETRY_LINE.format(cpu=cpu),)
     else:
         append += f" lab.cpu={cpu}"
         plan, online = ("cpus", "online-fails"), cpus - 1
@@ -179,7 +194,11 @@ MATRICES: Dict[str, List[Entry]] = {
               fault("nosipi", 3), fault("rmstall", 1, 8, "multi"),
               fault("rmstall", 5, 8, "single", False),
               # A TSC which the warp test must catch, with all CPUs up.
-              fault("tscwarp", 6, 8, "single")],
+              fault("tscwarp", 6, 8, "single"),
+              # An AP which INIT cannot stop: the CPUs not yet started
+              # are not started after it.
+              fault("unstoppable", 3, 8, "single", False),
+              fault("unstoppable", 3, 8, "multi")],
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
     # every CPU, both TCG modes, both bringup modes.
     "kasan": [Entry("kasan-16-multi",
