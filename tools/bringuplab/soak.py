@@ -17,7 +17,8 @@ Scenarios, each a list of boots with a verdict per boot:
               finishes, the failed CPU is named and stays offline,
               onlining it later fails, other CPUs still go off and on;
               and a TSC warp, which the TSC test must name while every
-              CPU comes up and goes off and on again
+              CPU comes up and goes off and on again; and a CPU which INIT
+              cannot stop, after which no CPU is started
 """
 import random
 import threading
