@@ -165,6 +165,16 @@ def test_same_text_elsewhere_is_new():
     assert kbuild.new_diagnostics(base, other_file) == other_file
 
 
+def test_objtool_fall_through_into_the_next_function_is_new():
+    # the series' build with Debian's amd64 config, the base's without
+    line = ("kernel/cpu.o: warning: objtool: cpuhp_ap_report_alive() "
+            "falls through to next function bringup_hibernate_cpu()")
+    series = parse(f"  CC      kernel/cpu.o\n{line}\n")
+    new = kbuild.new_diagnostics(parse("  CC      kernel/cpu.o\n"), series)
+    assert [d.file for d in new] == ["kernel/cpu.o"]
+    assert "falls through to next function" in new[0].text
+
+
 def test_objtool_offsets_and_frame_sizes_do_not_make_a_warning_new():
     base = parse("vmlinux.o: warning: objtool: do_boot_cpu+0x1a0: "
                  "unreachable instruction\n"
@@ -348,6 +358,11 @@ def test_target_list():
     assert "W=1" in by["x86_64-w1"].extra and "C=1" in \
         by["x86_64-sparse"].extra
     assert by["x86_64-w1"].goals == (buildtest.TOUCHED,)
+    # objtool's per-object check in minutes, before the long targets
+    quick = by["debian-amd64-touched"]
+    assert quick.goals == (buildtest.TOUCHED,)
+    assert quick.recipe == by["debian-amd64"].recipe
+    assert names.index("debian-amd64-touched") < names.index("arm64")
     debian = by["debian-cloud-amd64"].recipe
     assert debian.arg == "config.amd64_none_cloud-amd64.xz"
     assert {"MODULE_SIG_KEY": '""', "SYSTEM_TRUSTED_KEYS": '""',
@@ -409,7 +424,8 @@ def test_list_builds_nothing():
     assert proc.returncode == 0, proc.stderr
     rows = proc.stdout.splitlines()[2:]
     assert [r.split()[0] for r in rows] == [
-        "arm64", "debian-amd64", "debian-cloud-amd64"]
+        "debian-amd64-touched", "arm64", "debian-amd64",
+        "debian-cloud-amd64"]
 
 
 def test_make_argv():
