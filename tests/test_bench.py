@@ -1,4 +1,6 @@
 """The benchmark's summaries, on made-up samples."""
+import subprocess
+
 from bringuplab import bench, stats
 
 
@@ -100,6 +102,9 @@ def test_experiments_boot_only_when_named():
         "halt-parallel,ours-parallel", "targets")] == [
         "ours-parallel", "halt-parallel"]
     assert bench.HALT_PATCH.is_file()
+    # the series the experiment was written on is still in this history
+    subprocess.run(["git", "-C", str(bench.ROOT), "cat-file", "-e",
+                    f"{bench.HALT_SERIES_REV}:patches"], check=True)
 
 
 def test_command_names_a_subset_of_variants():

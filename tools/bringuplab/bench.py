@@ -22,8 +22,12 @@ from .samples import Sample
 # first version of the series
 V1_REV = "60696f096114a804271fd981cde8a33dd1073113"
 
-# An experiment on top of the series, booted by the halt-* variants
+# An experiment on top of the series, booted by the halt-* variants, on
+# the series as it was written for (patches/ at HALT_SERIES_REV, the
+# revision of records/halt-bench-20261203T151613Z.json); the series
+# has moved on under it since
 HALT_PATCH = ROOT / "experiments" / "v2-ap-halt-while-waiting.patch"
+HALT_SERIES_REV = "284d8090eafab88c9dfe41e8ab17839a148b7d94"
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,8 @@ def _build(which: str) -> kernel.Kernel:
         return upstream.build()
     if which == "halt":
         halt_tree = worktree.fresh(BUILD / "halt" / "linux", "base")
-        tree.apply_series(tree.series_files() + [HALT_PATCH], halt_tree)
+        tree.apply_series(tree.series_at(HALT_SERIES_REV) + [HALT_PATCH],
+                          halt_tree)
         return kernel.build("guest", halt_tree,
                             BUILD / "halt" / "out-guest", tag="-halt")
     if which == "v1":
