@@ -160,10 +160,21 @@ def test_the_targets_suite_boots_its_own_variants_by_default():
     assert names == ["ours-parallel", "ours-serial", "v1-parallel",
                      "upstream-parallel", "base-serial"]
     assert len(bench.pick_variants(None, "quick")) == len(
-        bench.VARIANTS) - 2
+        bench.VARIANTS) - 4
     assert bench.command("targets", 5, bench.pick_variants(
         None, "targets")) == "tools/bringup bench --suite targets --reps 5"
     assert bench.command("targets", 5, bench.pick_variants(
         "ours-parallel", "targets")) == (
         "tools/bringup bench --suite targets --reps 5 "
         "--variants ours-parallel")
+
+
+def test_every_pair_names_variants_the_bench_boots():
+    names = {var.name for var in bench.VARIANTS}
+    for _, num, den in bench.PAIRS:
+        assert {num, den} <= names
+    # the experiment without a TSC test boots what it says
+    byname = {var.name: var for var in bench.VARIANTS}
+    assert "tsc=reliable" in byname["v1-nowindow-tscreliable"].append
+    assert "parallel_window=4096" in \
+        byname["v1-nowindow-tscreliable"].append

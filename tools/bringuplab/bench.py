@@ -54,6 +54,14 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             # started at once, as in v2 and upstream
             Variant("v1-nowindow", "v1",
                     "bringup_timing cpuhp.parallel_window=4096"),
+            # The same two without any TSC test at bringup (tsc=reliable:
+            # every AP skips it, in v1 also the all-CPU test v2 dropped),
+            # so that what v1's test costs comes apart from the rest
+            Variant("ours-tscreliable", "ours", "tsc=reliable",
+                    experiment=True),
+            Variant("v1-nowindow-tscreliable", "v1",
+                    "bringup_timing cpuhp.parallel_window=4096 "
+                    "tsc=reliable", experiment=True),
             Variant("upstream-parallel", "upstream", ""),
             Variant("upstream-serial", "upstream", "cpuhp.parallel=0"),
             # The kernel the series applies to: what an operator runs today.
@@ -201,6 +209,12 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
          ("ours par / v1 par", "ours-parallel", "v1-parallel"),
          ("ours par / base", "ours-parallel", "base-serial"),
          ("v1 no window / v1 par", "v1-nowindow", "v1-parallel"),
+         ("ours no TSC test / ours par", "ours-tscreliable",
+          "ours-parallel"),
+         ("v1 no window, no TSC test / v1 no window",
+          "v1-nowindow-tscreliable", "v1-nowindow"),
+         ("ours no TSC test / v1 no window, no TSC test",
+          "ours-tscreliable", "v1-nowindow-tscreliable"),
          ("halt par / halt serial", "halt-parallel", "halt-serial"),
          ("halt par / ours par", "halt-parallel", "ours-parallel")]
 
