@@ -140,18 +140,31 @@ def test_aps_left_in_x2apic_mode_under_an_xapic_kernel(monkeypatch,
     assert "kernel 2: brought up 1 of 8 CPUs" in bad.result.reasons
 
 
-def test_an_unstoppable_cpu_ends_a_serial_bringup_not_a_parallel_one():
-    serial = matrix.fault("unstoppable", 3, 8, "single", False)
-    assert serial.plan == ("cpus",) and serial.expect_online == 3
-    assert serial.restart is None
-    assert serial.absent == (matrix.RETRY_LINE.format(cpu=3),)
-    assert any(re.search(p, "smpboot: CPU5 not started: CPU3 could not be "
-                            "stopped") for p in serial.dmesg)
-    assert re.search(serial.dmesg[0], "smpboot: CPU3 did not come up within "
-                     "10 seconds and could not be stopped: no more CPUs are "
-                     "started")
-    par = matrix.fault("unstoppable", 3, 8, "multi")
-    assert par.expect_online == 7 and par.restart is None
-    assert len(par.dmesg) == 1
-    # the last CPU leaves none behind it to refuse
-    assert len(matrix.fault("unstoppable", 7, 8, "single", False).dmesg) == 1
+def test_an_unstoppable_cpu_costs_only_itself_in_both_modes():
+    for parallel in (True, False):
+        entry = matrix.fault("unstoppable", 3, 8, "single", parallel)
+        assert entry.plan == ("cpus", "online-fails")
+        assert entry.expect_online == 7 and entry.restart is None
+        assert "lab.cpu=3" in entry.append
+        assert entry.absent == (matrix.RETRY_LINE.format(cpu=3),)
+        assert len(entry.dmesg) == 1
+        assert re.search(entry.dmesg[0], "smpboot: CPU3 did not come up "
+                         "and could not be stopped: it is not started "
+                         "again")
+        # v2's veto of every later CPU is not what it must say
+        assert not re.search(entry.dmesg[0], "smpboot: CPU3 did not come "
+                             "up within 10 seconds and could not be "
+                             "stopped: no more CPUs are started")
+
+
+def test_a_wait_for_a_dead_or_stuck_cpu_gives_it_up():
+    for kind in ("deadwait", "stuckwait"):
+        entry = matrix.fault(kind, 2)
+        assert entry.plan == ("cpus", "online-fails")
+        assert entry.expect_online == 7
+        assert "smpboot_fault=" + kind + ":2" in entry.append
+        assert re.search(entry.dmesg[0],
+                         "smpboot: CPU2 did not come up, put back under INIT")
+        # v2's line, which named the ten seconds, still matches
+        assert re.search(entry.dmesg[0], "smpboot: CPU2 did not come up "
+                         "within 10 seconds, put back under INIT")

@@ -43,19 +43,25 @@ def _both(entry: Entry) -> List[Entry]:
 
 
 # What dmesg must say for each injected fault (smpboot_fault=<kind>:<cpu>,
-# the lab overlay of lab/patches/); {cpu} is the CPU which fails.
-GIVE_UP = r"CPU{cpu} did not come up within 10 seconds, put back under INIT"
+# the lab overlay of lab/patches/); {cpu} is the CPU which fails. v2 of
+# the series said "within 10 seconds"; v3 gives up on a CPU found dead
+# at once, so it does not name a time.
+GIVE_UP = r"CPU{cpu} did not come up(?: within 10 seconds)?, put back under INIT"
 FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "nosipi": (GIVE_UP,),     # never sent its startup IPIs
     "rmstall": (GIVE_UP,),    # stuck in the trampoline, stack lock held
     "tscwarp": (),            # fails no CPU: see TSCWARP_LINES
     # as nosipi, but INIT cannot stop it (SEV-ES, an APIC driver's own
-    # wakeup): it might still arrive late, so no CPU is started after it
-    "unstoppable": (r"CPU{cpu} did not come up within 10 seconds and "
-                    r"could not be stopped: no more CPUs are started",),
+    # wakeup): it might still arrive late, as itself, and park; it is
+    # never started again, and no other CPU is held back for it
+    "unstoppable": (r"CPU{cpu} did not come up and could not be stopped: "
+                    r"it is not started again",),
+    # as nosipi, and the handshake word is DEAD or STUCK while the
+    # control CPU waits: the wait must fail at once, not take the CPU
+    # for alive (v2 did, and then waited for its callin for ever)
+    "deadwait": (GIVE_UP,),
+    "stuckwait": (GIVE_UP,),
 }
-# Each CPU not yet started when an unstoppable one was given up
-REFUSED = r"CPU\d+ not started: CPU{cpu} could not be stopped"
 # Kicked along with others which did not come up either (held up
 # behind the stuck one), a CPU is started again alone before it counts
 # as failed: parallel bringup only. A CPU which alone did not come up
@@ -88,13 +94,12 @@ def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
         plan, online = ("cpus", "hotplug"), None
         dmesg = tuple(p.format(cpu=cpu) for p in TSCWARP_LINES)
     elif kind == "unstoppable":
-        # No CPU can be started after it, so no hotplug step. A serial
-        # bringup ends at it; a parallel one kicked all CPUs before it
-        # waited for any, and the others are not held up by it.
-        plan, online = ("cpus",), cpus - 1 if parallel else cpu
+        # Both modes bring up every other CPU; onlining it later fails
+        # at once, another CPU goes off and on again. Never started
+        # again, so never started again alone either.
+        append += f" lab.cpu={cpu}"
+        plan, online = ("cpus", "online-fails"), cpus - 1
         dmesg = tuple(p.format(cpu=cpu) for p in FAULT_LINES[kind])
-        if not parallel and cpu < cpus - 1:
-            dmesg += (REFUSED.format(cpu=cpu),)
         absent = (RETRY_LINE.format(cpu=cpu),)
     else:
         append += f" lab.cpu={cpu}"
@@ -195,10 +200,14 @@ MATRICES: Dict[str, List[Entry]] = {
               fault("rmstall", 5, 8, "single", False),
               # A TSC which the warp test must catch, with all CPUs up.
               fault("tscwarp", 6, 8, "single"),
-              # An AP which INIT cannot stop: the CPUs not yet started
-              # are not started after it.
+              # An AP which INIT cannot stop: only it stays offline, in
+              # both modes, and later onlines of other CPUs work.
               fault("unstoppable", 3, 8, "single", False),
-              fault("unstoppable", 3, 8, "multi")],
+              fault("unstoppable", 3, 8, "multi"),
+              # The wait for an AP whose handshake says DEAD or STUCK
+              # fails at once instead of releasing it.
+              fault("deadwait", 2, 8, "single"),
+              fault("stuckwait", 4, 8, "single", False)],
     # Booted with the KASAN kernel: the bringup and a hotplug cycle of
     # every CPU, both TCG modes, both bringup modes.
     "kasan": [Entry("kasan-16-multi",

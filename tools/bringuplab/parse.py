@@ -10,10 +10,13 @@ START_TEXT = r"smp: Bringing up secondary CPUs"
 END_TEXT = r"smp: Brought up (\d+) nodes?, (\d+) CPUs?"
 BRINGUP_START = re.compile(_TS + ".*" + START_TEXT, re.M)
 BRINGUP_END = re.compile(_TS + ".*" + END_TEXT, re.M)
-# Printed by the series: "smpboot: parallel bringup of N CPUs" or
-# "smpboot: serial bringup of N CPUs", and, when parallel bringup is
-# configured but not used, "smpboot: parallel bringup disabled: reason".
-MODE = re.compile(r"smpboot: (parallel|serial) bringup of (\d+) CPUs", re.M)
+# Printed by the series: "cpuhp: parallel bringup of N CPUs" or
+# "cpuhp: serial bringup of N CPUs" ("smpboot:" up to v2), "cpuhp: no
+# secondary CPUs to bring up" (v3; mode "none"), and, when parallel
+# bringup is configured but not used, "smpboot: parallel bringup
+# disabled: reason".
+MODE = re.compile(r"(?:smpboot|cpuhp): (?:(parallel|serial) bringup of "
+                  r"(\d+) CPUs|(no) secondary CPUs to bring up)", re.M)
 # The series' per-phase report, printed with "bringup_timing":
 # "smpboot: bringup timing: kick    84151 us" (one line per phase).
 PHASE = re.compile(r"smpboot: bringup timing: ([a-z][a-z-]*)\s+(\d+) us",
@@ -276,7 +279,7 @@ def parse(text: str) -> Facts:
     facts = Facts(
         boots=len(re.findall(r"\] Linux version ", text)),
         brought_up_each=[int(m.group(3)) for m in BRINGUP_END.finditer(text)],
-        mode=mode.group(1) if mode else None,
+        mode=(mode.group(1) or "none") if mode else None,
         mode_reason=reason.group(1) if reason else None,
         apic=apic[-1] if apic else "flat",
         splats=splats(text), tap=tap(text), phases_us=phases(text),
