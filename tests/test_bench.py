@@ -160,7 +160,9 @@ def test_the_targets_suite_boots_its_own_variants_by_default():
     assert names == ["ours-parallel", "ours-serial", "v1-parallel",
                      "upstream-parallel", "base-serial"]
     assert len(bench.pick_variants(None, "quick")) == len(
-        bench.VARIANTS) - 4
+        [var for var in bench.VARIANTS if not var.experiment])
+    assert not any("+" in var.kernel
+                   for var in bench.pick_variants(None, "quick"))
     assert bench.command("targets", 5, bench.pick_variants(
         None, "targets")) == "tools/bringup bench --suite targets --reps 5"
     assert bench.command("targets", 5, bench.pick_variants(
@@ -173,3 +175,13 @@ def test_every_pair_names_variants_the_bench_boots():
     names = {var.name for var in bench.VARIANTS}
     for _, num, den in bench.PAIRS:
         assert {num, den} <= names
+
+
+def test_the_extras_suite_prices_each_split_out_series():
+    kernels = {var.kernel for var in bench.pick_variants(None, "extras")}
+    assert kernels == {"ours", "ours+calibration", "ours+workqueue", "base",
+                       "base+calibration", "base+workqueue"}
+    pairs = {name for name, _, _ in bench.PAIRS}
+    for which in ("calibration", "workqueue"):
+        assert f"ours+{which} / ours" in pairs
+        assert f"base+{which} / base" in pairs

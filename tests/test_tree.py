@@ -100,3 +100,38 @@ def test_checkpatch_exceptions_survive_renumbering(tmp_path):
     assert allowed[checkpatch.patch_key("0021-selftests-x.patch")] == \
         {"FILE_PATH_CHANGES"}
     assert allowed[checkpatch.patch_key("0007-docs-y.patch")] == {"TYPO"}
+
+
+@pytest.fixture
+def extras(tmp_path):
+    """patches/ with a main series of one patch and two split-out ones."""
+    patches = tmp_path / "patches"
+    for sub, names in (("", ["0001-main.patch"]),
+                       ("calibration", ["0001-a.patch", "0002-b.patch"]),
+                       ("workqueue", ["0001-wq.patch"]),
+                       ("empty", [])):
+        (patches / sub).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (patches / sub / name).write_text(name)
+    (patches / tree.COVER).write_text("cover")
+    return patches
+
+
+def test_split_out_series_are_the_directories_with_patches(extras):
+    assert tree.extra_names(extras) == ["calibration", "workqueue"]
+    assert [p.name for p in tree.series_files(extras)] == ["0001-main.patch"]
+
+
+def test_a_combination_is_the_main_series_then_each_named_one(extras):
+    names = [str(p.relative_to(extras))
+             for p in tree.combination("ours+calibration+workqueue", extras)]
+    assert names == ["0001-main.patch", "calibration/0001-a.patch",
+                     "calibration/0002-b.patch", "workqueue/0001-wq.patch"]
+    assert [p.name for p in tree.combination("base+workqueue", extras)] == [
+        "0001-wq.patch"]
+
+
+@pytest.mark.parametrize("which", ["ours+nosuch", "ours+empty", "v1+workqueue"])
+def test_a_combination_names_only_known_series(extras, which):
+    with pytest.raises(LabError, match="unknown series|starts with"):
+        tree.combination(which, extras)

@@ -33,7 +33,9 @@ HALT_SERIES_REV = "284d8090eafab88c9dfe41e8ab17839a148b7d94"
 @dataclass(frozen=True)
 class Variant:
     name: str
-    kernel: str        # ours | halt | v1 | upstream | base
+    # ours | halt | v1 | upstream | base, or ours/base + split-out
+    # series (tree.combination())
+    kernel: str
     append: str
     # Booted only when --variants names it
     experiment: bool = False
@@ -65,7 +67,17 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             Variant("upstream-parallel", "upstream", ""),
             Variant("upstream-serial", "upstream", "cpuhp.parallel=0"),
             # The kernel the series applies to: what an operator runs today.
-            Variant("base-serial", "base", "")]
+            Variant("base-serial", "base", ""),
+            # The split-out series (patches/<name>/), each on top of the
+            # main series and on the base alone
+            Variant("ours+calibration-parallel", "ours+calibration", "",
+                    experiment=True),
+            Variant("ours+workqueue-parallel", "ours+workqueue", "",
+                    experiment=True),
+            Variant("base+calibration-serial", "base+calibration", "",
+                    experiment=True),
+            Variant("base+workqueue-serial", "base+workqueue", "",
+                    experiment=True)]
 
 
 # The variants a suite boots without --variants; every one otherwise.
@@ -73,7 +85,10 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
 # in the mode they ship in.
 SUITE_VARIANTS: Dict[str, Tuple[str, ...]] = {
     "targets": ("ours-parallel", "ours-serial", "v1-parallel",
-                "upstream-parallel", "base-serial")}
+                "upstream-parallel", "base-serial"),
+    "extras": ("ours-parallel", "ours+calibration-parallel",
+               "ours+workqueue-parallel", "base-serial",
+               "base+calibration-serial", "base+workqueue-serial")}
 
 
 def default_variants(suite: str) -> List[Variant]:
@@ -119,6 +134,11 @@ SUITES: Dict[str, List[MachineSpec]] = {
     # 64 vCPUs (against upstream's parallel bringup) and multi-threaded
     # 32 vCPUs (parallel against serial).
     "targets": [SERVER, _server(32, "multi", "intel")],
+    # What each split-out series is worth: the round-robin server, one
+    # package per vCPU (each AP the first of its package, which the
+    # calibration series is about) and AMD vCPUs without a constant TSC.
+    "extras": [SERVER, MachineSpec(64, "64x1x1"),
+               _server(32, "single", "amd")],
 }
 
 
@@ -140,6 +160,12 @@ def _build(which: str) -> kernel.Kernel:
                           halt_tree)
         return kernel.build("guest", halt_tree,
                             BUILD / "halt" / "out-guest", tag="-halt")
+    if "+" in which:
+        combo_tree = worktree.fresh(BUILD / "combo" / which / "linux", "base")
+        tree.apply_series(tree.combination(which), combo_tree)
+        return kernel.build("guest", combo_tree,
+                            BUILD / "combo" / which / "out-guest",
+                            tag=f"-{which}")
     if which == "v1":
         v1_tree = worktree.fresh(BUILD / "v1" / "linux", "base")
         tree.apply_series(tree.series_at(V1_REV), v1_tree)
@@ -216,7 +242,14 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
          ("ours no TSC test / v1 no window, no TSC test",
           "ours-tscreliable", "v1-nowindow-tscreliable"),
          ("halt par / halt serial", "halt-parallel", "halt-serial"),
-         ("halt par / ours par", "halt-parallel", "ours-parallel")]
+         ("halt par / ours par", "halt-parallel", "ours-parallel"),
+         ("ours+calibration / ours", "ours+calibration-parallel",
+          "ours-parallel"),
+         ("ours+workqueue / ours", "ours+workqueue-parallel",
+          "ours-parallel"),
+         ("base+calibration / base", "base+calibration-serial",
+          "base-serial"),
+         ("base+workqueue / base", "base+workqueue-serial", "base-serial")]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from .progress import of_boots
 # Trees and their out dirs are siblings named alike (linux, out-NAME) so
 # that with CCACHE_BASEDIR every tree compiles to the same ccache keys.
 CHECK_TREE = BUILD / "check" / "linux"
+EXTRAS_TREE = BUILD / "check" / "extras-linux"
 
 
 @dataclass
@@ -91,7 +92,23 @@ def patches(tally: Tally) -> bool:
         worktree.fresh(CHECK_TREE)
         tree.apply_series(series, CHECK_TREE)
         return f"{len(series)} patches"
-    return tally.guard("git am on a clean base", apply)
+    applied = tally.guard("git am on a clean base", apply)
+    # The split-out series: each alone on the base and on the series.
+    # A failure there fails the check but does not stop the boots.
+    for name in tree.extra_names():
+        for onto in ("base", "ours"):
+            tally.guard(f"git am of series {name} on {onto}",
+                        lambda which=f"{onto}+{name}":
+                        apply_combination(which))
+    return applied
+
+
+def apply_combination(which: str) -> str:
+    """git am a combination (tree.combination()) on a clean base, in a
+    scratch tree of its own so that the check tree stays the series."""
+    files = tree.combination(which)
+    tree.apply_series(files, worktree.fresh(EXTRAS_TREE))
+    return f"{len(files)} patches"
 
 
 def build_and_boot(tally: Tally, config: str, matrix_name: str

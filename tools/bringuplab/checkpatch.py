@@ -13,7 +13,7 @@ from typing import Dict, List, Set
 
 from .errors import InfraError
 from .paths import PATCHES, TREE
-from .tree import series_files
+from .tree import extra_names, series_files
 
 EXCEPTIONS = PATCHES / "checkpatch-exceptions"
 
@@ -44,7 +44,8 @@ def exceptions(path: Path = EXCEPTIONS) -> Dict[str, Set[str]]:
     return allowed
 
 
-def check(patch: Path, allowed: Set[str], tree: Path = TREE) -> PatchReport:
+def check(patch: Path, allowed: Set[str], tree: Path = TREE,
+          label: str = "") -> PatchReport:
     script = tree / "scripts/checkpatch.pl"
     if not script.is_file():
         raise InfraError(f"no {script}: run `bringup tree` first")
@@ -53,6 +54,7 @@ def check(patch: Path, allowed: Set[str], tree: Path = TREE) -> PatchReport:
                           cwd=tree, capture_output=True, text=True,
                           check=False)
     findings, excused = [], 0
+    label = label or patch.name
     for line in proc.stdout.splitlines():
         match = re.search(r"(ERROR|WARNING|CHECK):([A-Z0-9_]+):", line)
         if not match:
@@ -62,10 +64,15 @@ def check(patch: Path, allowed: Set[str], tree: Path = TREE) -> PatchReport:
         else:
             findings.append(line.split(": ", 1)[-1] if ": " in line
                             else line)
-    return PatchReport(patch.name, findings, excused)
+    return PatchReport(label, findings, excused)
 
 
 def check_all(patches: Path = PATCHES, tree: Path = TREE) -> List[PatchReport]:
+    """The main series, then each split-out series (named dir/patch)."""
     allowed = exceptions(patches / "checkpatch-exceptions")
-    return [check(p, allowed.get(patch_key(p.name), set()), tree)
-            for p in series_files(patches)]
+    files = series_files(patches) + [
+        p for name in extra_names(patches)
+        for p in series_files(patches / name)]
+    return [check(p, allowed.get(patch_key(p.name), set()), tree,
+                  str(p.relative_to(patches)))
+            for p in files]

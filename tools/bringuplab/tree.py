@@ -29,6 +29,38 @@ def series_files(patches: Path = PATCHES) -> List[Path]:
     return sorted(p for p in patches.glob("*.patch") if p.name != COVER)
 
 
+def extra_names(patches: Path = PATCHES) -> List[str]:
+    """The split-out series: each a directory of patches/ with its own
+    NNNN-*.patch files, applying on the base alone and on top of the
+    main series (docs/series.md)."""
+    if not patches.is_dir():
+        return []
+    return sorted(d.name for d in patches.iterdir()
+                  if d.is_dir() and series_files(d))
+
+
+def extra_files(name: str, patches: Path = PATCHES) -> List[Path]:
+    """The patches of the split-out series `name`."""
+    known = extra_names(patches)
+    if name not in known:
+        raise UsageError(f"unknown series '{name}' (known: "
+                         f"{', '.join(known) or 'none'})")
+    return series_files(patches / name)
+
+
+def combination(which: str, patches: Path = PATCHES) -> List[Path]:
+    """The patches of a kernel named `ours`, `base`, or either followed by
+    `+NAME` for each split-out series on top: `ours+calibration` is the
+    main series and then the calibration series."""
+    onto, *names = which.split("+")
+    if onto not in ("ours", "base"):
+        raise UsageError(f"'{which}': starts with 'ours' or 'base'")
+    files = series_files(patches) if onto == "ours" else []
+    for name in names:
+        files += extra_files(name, patches)
+    return files
+
+
 def series_at(rev: str, repo: Path = ROOT) -> List[Path]:
     """The series as patches/ held it at `rev` of this repository (a tag
     such as series-v1), written out under build/series-REV/."""
