@@ -135,3 +135,28 @@ def test_a_combination_is_the_main_series_then_each_named_one(extras):
 def test_a_combination_names_only_known_series(extras, which):
     with pytest.raises(LabError, match="unknown series|starts with"):
         tree.combination(which, extras)
+
+
+def test_a_split_out_series_applies_on_base_and_on_the_series(repo):
+    """What `make check` tries for each patches/NAME/: a patch to another
+    file applies both ways; one written against the series' own lines
+    applies on top of it but not on the base alone."""
+    work, patches = repo
+    git(work, "checkout", "-q", "--detach", "base")
+    (work / "workqueue.c").write_text("wq\n")
+    git(work, "add", "workqueue.c")
+    git(work, "commit", "-q", "-m", "workqueue: independent")
+    (patches / "wq").mkdir()
+    git(work, "format-patch", "-q", "--zero-commit", "--no-signature",
+        "-o", str(patches / "wq"), "HEAD~1..HEAD")
+    tree.apply_series(tree.series_files(patches), work)
+    with (work / "smpboot.c").open("a") as fobj:
+        fobj.write("six\n")
+    git(work, "commit", "-q", "-am", "x86: needs the series")
+    (patches / "dep").mkdir()
+    git(work, "format-patch", "-q", "--zero-commit", "--no-signature",
+        "-o", str(patches / "dep"), "HEAD~1..HEAD")
+    for which in ("base+wq", "ours+wq", "ours+dep", "ours+wq+dep"):
+        tree.apply_series(tree.combination(which, patches), work)
+    with pytest.raises(LabError, match="series does not apply"):
+        tree.apply_series(tree.combination("base+dep", patches), work)
