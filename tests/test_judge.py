@@ -370,6 +370,24 @@ REAL = [
     ("v2-fault-unstoppable-cpu3-8-multi.log",
      entry_want(matrix.fault("unstoppable", 3, 8, "multi")),
      ("step", "splat", "present")),
+    # v3: only the CPU INIT cannot stop is lost, in both modes, and
+    # another CPU still goes off and on; never started again, not even
+    # alone
+    ("v3-fault-unstoppable-cpu3-8-single-serial.log",
+     entry_want(matrix.fault("unstoppable", 3, 8, "single", False)), ()),
+    ("v3-fault-unstoppable-cpu3-8-multi.log",
+     entry_want(matrix.fault("unstoppable", 3, 8, "multi")), ()),
+    # a wait which finds the CPU DEAD or STUCK fails at once and the CPU
+    # is put back under INIT (v2 took it for alive)
+    ("v3-fault-deadwait-cpu2-8-single.log",
+     entry_want(matrix.fault("deadwait", 2)), ()),
+    ("v3-fault-stuckwait-cpu4-8-single-serial.log",
+     entry_want(matrix.fault("stuckwait", 4, 8, "single", False)), ()),
+    # the v3 unstoppable log judged as a CPU INIT stopped: its line is
+    # not there, and "could not be stopped" is a splat there
+    ("v3-fault-unstoppable-cpu3-8-single-serial.log",
+     entry_want(matrix.fault("nosipi", 3, 8, "single", False)),
+     ("splat", "present")),
     # ... judged as a CPU INIT stopped, and the other way round
     ("v2-fault-unstoppable-cpu3-8-single-serial.log",
      entry_want(matrix.fault("nosipi", 3, 8, "single", False)),
