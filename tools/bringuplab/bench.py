@@ -22,6 +22,10 @@ from .samples import Sample
 # first version of the series
 V1_REV = "60696f096114a804271fd981cde8a33dd1073113"
 
+# The commit of this repository whose patches/ is the second version of
+# the series (before the v3 failure path)
+V2_REV = "de6f83828a5701f0f511a0521d504828cae1af35"
+
 # An experiment on top of the series, booted by the halt-* variants, on
 # the series as it was written for (patches/ at HALT_SERIES_REV, the
 # revision of records/halt-bench-20261203T151613Z.json); the series
@@ -148,6 +152,10 @@ def check_suite(suite: str) -> None:
                          f"{', '.join(SUITES)})")
 
 
+# Earlier versions of the series, by kernel name: patches/ at that commit
+OLD_SERIES = {"v1": V1_REV, "v2": V2_REV}
+
+
 def _build(which: str) -> kernel.Kernel:
     """One of the kernels a variant names, built."""
     if which == "ours":
@@ -166,11 +174,11 @@ def _build(which: str) -> kernel.Kernel:
         return kernel.build("guest", combo_tree,
                             BUILD / "combo" / which / "out-guest",
                             tag=f"-{which}")
-    if which == "v1":
-        v1_tree = worktree.fresh(BUILD / "v1" / "linux", "base")
-        tree.apply_series(tree.series_at(V1_REV), v1_tree)
-        return kernel.build("guest", v1_tree, BUILD / "v1" / "out-guest",
-                            tag="-v1")
+    if which in OLD_SERIES:
+        old_tree = worktree.fresh(BUILD / which / "linux", "base")
+        tree.apply_series(tree.series_at(OLD_SERIES[which]), old_tree)
+        return kernel.build("guest", old_tree, BUILD / which / "out-guest",
+                            tag=f"-{which}")
     base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
     return kernel.build("guest", base_tree, BUILD / "bench" / "out-base-guest",
                         tag="-base")

@@ -49,6 +49,8 @@ class BootSpec:
     silence: float = SILENCE_S            # quiet seconds that make a hang
     # What the boot must show; None: expectations()'s default.
     expect: Optional[judge.Expect] = None
+    # More QEMU options, after the machine's (e.g. a TCG -plugin)
+    qemu_extra: List[str] = field(default_factory=list)
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
@@ -168,6 +170,7 @@ def run(spec: BootSpec, quiet: bool = False) -> BootResult:
                                monitor.qemu_args(sock))
     if spec.host_cpu:
         argv += hostcpu.QEMU_NAME_ARGS
+    argv += spec.qemu_extra
     probe: Optional[hostcpu.Probe] = None
     hang = ""
     started = time.monotonic()

@@ -183,6 +183,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return show(bench.run(args.suite, args.reps, variants), args.json)
 
 
+def cmd_serialwork(args: argparse.Namespace) -> int:
+    from . import serialwork
+    spec = machinespec.from_args(args)
+    variants = serialwork.pick(args.variants)
+    packages.ensure(["kernel", "boot", "initramfs", "plugin"])
+    return show(serialwork.run(spec, args.reps, variants), args.json)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare
     count = len(tree.series_files())
@@ -367,6 +375,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "(repeat)")
     _reps(p, 3)
     _json(p)
+    p = sub.add_parser("serialwork", help="instructions of the work done "
+                       "one AP at a time, per kernel and phase (TCG plugin)")
+    machinespec.add_options(p, machinespec.SERVER)
+    p.add_argument("--variants", metavar="A,B", help="comma list of bench "
+                   "variants (default: base-serial, upstream-parallel, "
+                   "v1-parallel, v2-parallel, ours-parallel)")
+    _reps(p, 3)
+    _json(p)
     p = sub.add_parser("states", help="the bringup split by hotplug "
                        "state, both modes (trace kernel)")
     machinespec.add_options(p, machinespec.SERVER)
@@ -410,6 +426,7 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
             "render": cmd_render, "status": cmd_status,
             "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
+            "serialwork": cmd_serialwork,
             "check": cmd_check, "judge": cmd_judge}
 
 

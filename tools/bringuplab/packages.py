@@ -20,6 +20,9 @@ NEEDS: Dict[str, List[str]] = {
     "boot": ["qemu-system-x86"],
     "check": ["python3-pytest", "shellcheck", "perl"],
     "bench": ["gnuplot-nox"],
+    # serialwork's TCG plugin (tools/plugin/serialwork.c); QEMU's plugin
+    # header comes from `apt-get source qemu` (serialwork.header())
+    "plugin": ["gcc", "libglib2.0-dev", "pkg-config"],
 }
 
 # Stages only `buildtest` needs (Debian's own kernel configs, sparse, the

@@ -24,7 +24,7 @@ from .paths import PATCHES, ROOT
 
 RESULTS = ROOT / "results"
 SCHEMA = 1
-KINDS = ("bench", "compare", "check", "soak", "states")
+KINDS = ("bench", "compare", "check", "soak", "states", "serialwork")
 UNKNOWN = "unknown"
 
 
