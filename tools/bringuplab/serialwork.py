@@ -43,21 +43,32 @@ PERCPU = "__per_cpu_offset"
 
 # Profile buckets (serialwork.c): role + NROLES * (1 + apart group), the
 # group of a call kept apart (CALLS), or role alone
-B_FIRST, B_WINDOW, B_AP, B_OTHER, B_UNKNOWN = range(5)
-NROLES = 5
+B_FIRST, B_WINDOW, B_AP, B_OTHER, B_UNKNOWN, B_CPU0_OTHER = range(6)
+NROLES = 6
 MAX_GROUPS = 6
 BUCKET_NAMES = {B_FIRST: "control first pass", B_WINDOW: "control windows",
                 B_AP: "AP in its window", B_OTHER: "other CPUs",
-                B_UNKNOWN: "before GS base"}
+                B_UNKNOWN: "before GS base",
+                B_CPU0_OTHER: "CPU 0 other tasks"}
 
 # Calls kept apart from the serialized work, by group, each from the
-# function's entry to its return on that CPU (callees, other tasks run
-# meanwhile and interrupts included): they count instructions by time,
-# not by work. docs/serialwork.md says why each.
-CALLS: Dict[str, Tuple[str, ...]] = {
-    "waits (schedule)": ("schedule",),
-    "timer interrupts": ("asm_sysvec_apic_timer_interrupt",),
-    "TSC warp test": ("check_tsc_warp",),
+# function's entry to its return: they count instructions by time, not
+# by work (docs/serialwork.md says why each). "task": the calling task's
+# own blocks (callees included; other tasks the CPU switches to meanwhile
+# still count); "cpu": every block of the CPU until the return (interrupt
+# entry points: the handler moves to the IRQ stack).
+CALLS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+    "waits (schedule)": ("task", ("schedule", "__schedule")),
+    "idle loop": ("task", ("do_idle",)),
+    # every system vector (timer, IPIs: whether a wakeup takes an IPI
+    # depends on whether the CPU was halted or polling) and the external
+    # ones' stubs (push vector, jmp asm_common_interrupt): at their entry
+    # the interrupted RIP is at [rsp]
+    "interrupts": ("cpu", ("asm_sysvec_*",
+                           "irq_entries_start..spurious_entries_start",
+                           "spurious_entries_start..asm_exc_divide_error")),
+    "TSC warp test": ("task", ("check_tsc_warp",)),
+    "delay calibration": ("task", ("calibrate_delay",)),
 }
 # Single functions kept apart, by group (no callees)
 APART: Dict[str, Tuple[str, ...]] = {}
@@ -68,6 +79,7 @@ SERIAL = "serialized"
 PARTS = ("control first pass", "control windows", "AP in its window")
 SPIN = "spin (PAUSE blocks)"
 UNKNOWN_PHASE = "AP before GS base"
+CPU0_OTHER = "CPU 0 other tasks"
 # A phase is stable when its spread over the reps is within this
 LIMIT = 0.05
 
@@ -75,7 +87,7 @@ LIMIT = 0.05
 DEFAULT_VARIANTS = ("base-serial", "upstream-parallel", "v1-parallel",
                     "v2-parallel", "ours-parallel")
 # Functions per bucket kept in a record (the rest summed as "(other)")
-KEEP_FUNCTIONS = 40
+KEEP_FUNCTIONS = 60
 
 
 # ---------------------------------------------------------------------
@@ -216,13 +228,31 @@ def markers(syms: Dict[str, int]) -> List[Tuple[str, int, str]]:
             (END, syms[END], "end"), (NOTE, syms[NOTE], "note")]
 
 
+def expand(funcs: Sequence[str], syms: Dict[str, int]) -> List[str]:
+    """The entry points that names stand for, as the plugin takes them:
+    NAME (its address), PREFIX* (every symbol starting so), A..B (every
+    block starting in [A, B)); names the kernel lacks are skipped."""
+    out = []
+    for name in funcs:
+        if ".." in name:
+            start, end = name.split("..")
+            if start in syms and end in syms:
+                out.append(f"{syms[start]:x}-{syms[end]:x}")
+        elif name.endswith("*"):
+            out += [f"{syms[s]:x}" for s in sorted(syms)
+                    if s.startswith(name[:-1])]
+        elif name in syms:
+            out.append(f"{syms[name]:x}")
+    return out
+
+
 def plugin_arg(so: Path, out: Path, cpus: int, syms: Dict[str, int]) -> str:
     """The value of QEMU's -plugin option."""
     parts = [str(so), f"out={out}", f"cpus={cpus}",
              f"percpu={syms[PERCPU]:x}", "profile=on"]
     parts += [f"marker={n}:{a:x}:{r}" for n, a, r in markers(syms)]
-    parts += [f"apart={g}:{syms[f]:x}" for g, funcs in
-              enumerate(CALLS.values()) for f in funcs if f in syms]
+    parts += [f"apart={g}:{entry}:{kind}" for g, (kind, funcs) in
+              enumerate(CALLS.values()) for entry in expand(funcs, syms)]
     return ",".join(parts)
 
 
@@ -394,7 +424,7 @@ def apart_of(func: str, apart: Dict[str, Tuple[str, ...]]) -> str:
 
 
 def analyse(trace: Trace, syms: Symbols,
-            calls: Optional[Dict[str, Tuple[str, ...]]] = None,
+            calls: Optional[Dict[str, object]] = None,
             apart: Optional[Dict[str, Tuple[str, ...]]] = None) -> BootWork:
     """The phases of one boot: the profile's blocks by bucket, with the
     calls kept apart (the CALLS groups the boot was traced with), PAUSE
@@ -405,7 +435,7 @@ def analyse(trace: Trace, syms: Symbols,
     groups = list(calls)
     cut = windows(trace)
     phases: Dict[str, int] = {name: 0 for name in PARTS}
-    phases.update({SPIN: 0, UNKNOWN_PHASE: 0})
+    phases.update({SPIN: 0, UNKNOWN_PHASE: 0, CPU0_OTHER: 0})
     phases.update({group: 0 for group in groups})
     phases.update({group: 0 for group in apart})
     funcs: Dict[str, Dict[str, int]] = {}
@@ -415,6 +445,12 @@ def analyse(trace: Trace, syms: Symbols,
         role, call = blk.bucket % NROLES, blk.bucket // NROLES - 1
         if role == B_UNKNOWN:
             phases[UNKNOWN_PHASE] += insns
+            continue
+        if role == B_CPU0_OTHER:
+            phases[CPU0_OTHER] += insns
+            per = funcs.setdefault(BUCKET_NAMES[role], {})
+            func = syms.name(blk.pc)
+            per[func] = per.get(func, 0) + insns
             continue
         if role not in by_bucket:
             continue
@@ -563,7 +599,8 @@ def run(spec: MachineSpec, reps: int, variants: List[bench.Variant]
                "variants": [v.name for v in variants],
                "kernels": {v.name: str(kernels[v.kernel].image)
                            for v in variants},
-               "calls": {k: list(v) for k, v in CALLS.items()},
+               "calls": {k: [kind, list(funcs)]
+                         for k, (kind, funcs) in CALLS.items()},
                "apart": {k: list(v) for k, v in APART.items()},
                "limit": LIMIT, "samples": samples}
     rec = record.make("serialwork", ok, results, started)
@@ -694,8 +731,9 @@ def render(results: dict) -> str:
     calls = results.get("calls") or {}
     if calls:
         text += "\n\nCalls kept apart (entry to return, callees " \
-            "included): " + "; ".join(f"{group}: {', '.join(funcs)}"
-                                      for group, funcs in calls.items())
+            "included): " + "; ".join(
+                f"{group}: {', '.join(funcs)} ({kind})"
+                for group, (kind, funcs) in calls.items())
     apart = results.get("apart") or {}
     if apart:
         text += "\n\nFunctions kept apart: " + "; ".join(
@@ -710,7 +748,7 @@ def render(results: dict) -> str:
             f"- {b}" for b in bad)
     for var in results["variants"]:
         for bucket in (BUCKET_NAMES[B_WINDOW], BUCKET_NAMES[B_AP],
-                       BUCKET_NAMES[B_FIRST]):
+                       BUCKET_NAMES[B_FIRST], BUCKET_NAMES[B_CPU0_OTHER]):
             table = function_table(results, var, bucket)
             if table:
                 text += (f"\n\n### {var}: {bucket}, top functions\n\n"

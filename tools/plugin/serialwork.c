@@ -48,15 +48,15 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_MARKERS 32
-#define MAX_APART 64
+#define MAX_APART 128
 #define MAX_GROUPS 6
 #define MAX_CPUS 4096
-#define NROLES 5
+#define NROLES 6
 #define NBUCKETS (NROLES * (1 + MAX_GROUPS))
 #define UNKNOWN MAX_CPUS        /* the counters' slot of unknown blocks */
 
 enum role { ROLE_NOTE, ROLE_START, ROLE_WINDOW, ROLE_END };
-enum bucket { B_FIRST, B_WINDOW, B_AP, B_OTHER, B_UNKNOWN };
+enum bucket { B_FIRST, B_WINDOW, B_AP, B_OTHER, B_UNKNOWN, B_CPU0_OTHER };
 
 struct marker {
     char name[64];
@@ -70,22 +70,34 @@ struct marker {
  * the interrupted RIP, where the iret goes back to). */
 struct apart {
     uint64_t addr;
+    uint64_t end;                /* a range of entry points: [addr, end) */
     int group;
+    bool task;                   /* only the calling task's stack */
+};
+
+/* A call being kept apart: on the stack of the task that made it (task
+ * regions, one per task, keyed by its stack: blocks of other tasks the
+ * CPU switches to meanwhile still count, and a sleeping task keeps its
+ * region until it returns), or on the whole CPU (interrupts, which move
+ * to the IRQ stack). */
+struct region {
+    uint64_t stack;
+    uint64_t ret;
+    int group;                   /* -1: none */
 };
 
 struct cpu_counts {
     uint64_t total;
     uint64_t pause;
     uint64_t apart;
-    uint64_t ret;                /* in a region: where it ends */
-    int group;                   /* in a region: its group, else -1 */
+    struct region cpu_wide;
 } __attribute__((aligned(64)));  /* one vCPU thread each under MTTCG */
 
 struct block {
     uint64_t pc;
     uint32_t insns;
     uint32_t pause;
-    int entry;                   /* apart group + 1 it starts, or 0 */
+    const struct apart *entry;   /* the call kept apart it starts */
     uint64_t execs[NBUCKETS];
 };
 
@@ -94,6 +106,10 @@ static int n_markers;
 static struct apart aparts[MAX_APART];
 static int n_aparts;
 static struct qemu_plugin_register *rsp_handle;
+static uint64_t stack_mask = ~(uint64_t)(16384 - 1);  /* THREAD_SIZE */
+static uint64_t control_stack;   /* CPU 0's task at the start marker */
+static GHashTable *regions;      /* task stack -> struct region */
+static GMutex region_lock;
 static struct cpu_counts counts[MAX_CPUS + 1];
 static unsigned int n_cpus;
 static uint64_t percpu_addr;
@@ -169,6 +185,21 @@ static unsigned int current_cpu_slot(void)
     return last_slot;
 }
 
+static uint64_t read_rsp(void)
+{
+    static __thread GByteArray *buf;
+    uint64_t rsp = 0;
+
+    if (!buf) {
+        buf = g_byte_array_new();
+    }
+    g_byte_array_set_size(buf, 0);
+    if (rsp_handle && qemu_plugin_read_register(rsp_handle, buf) >= 8) {
+        memcpy(&rsp, buf->data, 8);
+    }
+    return rsp;
+}
+
 static void learn_cpus(void)
 {
     g_autoptr(GByteArray) data = g_byte_array_new();
@@ -227,6 +258,7 @@ static void on_marker(unsigned int vcpu, void *udata)
     }
     if (m->role == ROLE_START && phase == 0) {
         learn_cpus();
+        control_stack = read_rsp() & stack_mask;
     }
     slot = current_cpu_slot();
     fprintf(out, "E %" PRIu64 " %d %s %" PRIx64, seq++,
@@ -265,21 +297,73 @@ static void on_marker(unsigned int vcpu, void *udata)
 }
 
 /* The return address at [rsp], 0 if it cannot be read. */
-static uint64_t return_address(void)
+static uint64_t return_address(uint64_t rsp)
 {
     g_autoptr(GByteArray) buf = g_byte_array_new();
-    uint64_t rsp = 0, ret = 0;
+    uint64_t ret = 0;
 
-    if (!rsp_handle || qemu_plugin_read_register(rsp_handle, buf) < 8) {
-        return 0;
-    }
-    memcpy(&rsp, buf->data, 8);
-    g_byte_array_set_size(buf, 0);
-    if (!qemu_plugin_read_memory_vaddr(rsp, buf, 8)) {
+    if (!rsp || !qemu_plugin_read_memory_vaddr(rsp, buf, 8)) {
         return 0;
     }
     memcpy(&ret, buf->data, 8);
     return ret;
+}
+
+/* The apart group this block of CPU c counts in, -1 for none; opens
+ * and closes the CPU's regions. */
+static int apart_group(struct cpu_counts *c, const struct block *b,
+                       unsigned int slot)
+{
+    uint64_t rsp, stack;
+    struct region *r;
+    int group = -1;
+
+    if (c->cpu_wide.group >= 0) {
+        if (b->pc != c->cpu_wide.ret) {
+            return c->cpu_wide.group;
+        }
+        c->cpu_wide.group = -1;
+    }
+    if (slot == UNKNOWN) {
+        return -1;
+    }
+    rsp = read_rsp();
+    stack = rsp & stack_mask;
+    if (b->entry && !b->entry->task) {
+        /* an interrupt, whatever the task it came in on was doing */
+        uint64_t ret = return_address(rsp);
+        if (ret) {
+            c->cpu_wide.ret = ret;
+            c->cpu_wide.group = b->entry->group;
+            return b->entry->group;
+        }
+    }
+    g_mutex_lock(&region_lock);
+    r = g_hash_table_lookup(regions, &stack);
+    if (r && b->pc == r->ret) {
+        g_hash_table_remove(regions, &stack);
+        r = NULL;
+    } else if (r) {
+        group = r->group;
+    } else if (b->entry) {
+        uint64_t ret = return_address(rsp);
+        if (ret && b->entry->task) {
+            r = g_new0(struct region, 1);
+            r->stack = stack;
+            r->ret = ret;
+            r->group = b->entry->group;
+            g_hash_table_insert(regions, &r->stack, r);
+            group = r->group;
+        }
+    }
+    g_mutex_unlock(&region_lock);
+    if (group >= 0) {
+        return group;
+    }
+    if (slot == 0 && control_stack && stack != control_stack) {
+        return -2;               /* another task (or IRQ stack) of CPU 0 */
+    }
+    return -1;
 }
 
 static void on_block(unsigned int vcpu, void *udata)
@@ -288,6 +372,7 @@ static void on_block(unsigned int vcpu, void *udata)
     int ph = __atomic_load_n(&phase, __ATOMIC_RELAXED);
     unsigned int slot;
     struct cpu_counts *c;
+    int group;
     int k;
 
     if (!ph) {
@@ -295,16 +380,9 @@ static void on_block(unsigned int vcpu, void *udata)
     }
     slot = current_cpu_slot();
     c = &counts[slot];
-    if (c->group >= 0 && b->pc == c->ret) {
-        c->group = -1;
-    } else if (c->group < 0 && b->entry && slot != UNKNOWN) {
-        c->ret = return_address();
-        if (c->ret) {
-            c->group = b->entry - 1;
-        }
-    }
+    group = apart_group(c, b, slot);
     /* one vCPU thread runs a CPU: plain read, atomic store */
-    if (c->group >= 0) {
+    if (group >= 0 || group == -2) {
         __atomic_store_n(&c->apart, c->apart + b->insns, __ATOMIC_RELAXED);
     } else if (b->pause) {
         __atomic_store_n(&c->pause, c->pause + b->insns, __ATOMIC_RELAXED);
@@ -316,6 +394,8 @@ static void on_block(unsigned int vcpu, void *udata)
     }
     if (slot == UNKNOWN) {
         k = B_UNKNOWN;
+    } else if (slot == 0 && group == -2) {
+        k = B_CPU0_OTHER;
     } else if (slot == 0) {
         k = ph == 1 ? B_FIRST : B_WINDOW;
     } else if (ph == 2 &&
@@ -324,8 +404,8 @@ static void on_block(unsigned int vcpu, void *udata)
     } else {
         k = B_OTHER;
     }
-    if (c->group >= 0) {
-        k += NROLES * (1 + c->group);
+    if (group >= 0) {
+        k += NROLES * (1 + group);
     }
     __atomic_fetch_add(&b->execs[k], 1, __ATOMIC_RELAXED);
 }
@@ -359,8 +439,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     b = g_new0(struct block, 1);
     b->pc = qemu_plugin_tb_vaddr(tb);
     for (int a = 0; a < n_aparts; a++) {
-        if (aparts[a].addr == b->pc) {
-            b->entry = aparts[a].group + 1;
+        if (aparts[a].addr == b->pc ||
+            (aparts[a].addr < b->pc && b->pc < aparts[a].end)) {
+            b->entry = &aparts[a];
         }
     }
     b->insns = n;
@@ -381,10 +462,12 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 
 static int parse_apart(const char *spec)
 {
-    g_auto(GStrv) part = g_strsplit(spec, ":", 2);
+    g_auto(GStrv) part = g_strsplit(spec, ":", 3);
+    char *end;
     int group;
 
-    if (g_strv_length(part) != 2 || n_aparts == MAX_APART) {
+    if (g_strv_length(part) != 3 || n_aparts == MAX_APART ||
+        (strcmp(part[2], "task") && strcmp(part[2], "cpu"))) {
         return -1;
     }
     group = atoi(part[0]);
@@ -392,7 +475,10 @@ static int parse_apart(const char *spec)
         return -1;
     }
     aparts[n_aparts].group = group;
-    aparts[n_aparts].addr = g_ascii_strtoull(part[1], NULL, 16);
+    aparts[n_aparts].addr = g_ascii_strtoull(part[1], &end, 16);
+    aparts[n_aparts].end = *end == '-' ?
+        g_ascii_strtoull(end + 1, NULL, 16) : 0;
+    aparts[n_aparts].task = !strcmp(part[2], "task");
     n_aparts++;
     return 0;
 }
@@ -446,7 +532,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
         } else if (!strcmp(kv[0], "apart")) {
             if (parse_apart(kv[1])) {
                 fprintf(stderr, "serialwork: bad apart '%s' "
-                        "(GROUP 0-%d:HEXADDR)\n", kv[1], MAX_GROUPS - 1);
+                        "(GROUP 0-%d:HEXADDR[-HEXEND]:task|cpu)\n", kv[1],
+                        MAX_GROUPS - 1);
                 return -1;
             }
         } else if (!strcmp(kv[0], "profile")) {
@@ -477,8 +564,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
     }
     self = id;
     for (int c = 0; c <= MAX_CPUS; c++) {
-        counts[c].group = -1;
+        counts[c].cpu_wide.group = -1;
     }
+    regions = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+                                    g_free);
     blocks = g_ptr_array_new();
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
