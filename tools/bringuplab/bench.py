@@ -58,6 +58,9 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             Variant("v1-serial", "v1", "bringup_timing cpuhp.parallel=0"),
             # v1 without its start-ahead window (v2 dropped it): every AP
             # started at once, as in v2 and upstream
+            # The second version of the series (patches/ at V2_REV)
+            Variant("v2-parallel", "v2", "", experiment=True),
+            Variant("v2-serial", "v2", "cpuhp.parallel=0", experiment=True),
             Variant("v1-nowindow", "v1",
                     "bringup_timing cpuhp.parallel_window=4096"),
             # The same two without any TSC test at bringup (tsc=reliable:

@@ -14,25 +14,35 @@
  *
  * Counters, per CPU (Linux CPU number) and for unknown, between the
  * start and end markers:
- *   total  instructions of blocks without PAUSE (F3 90)
+ *   total  instructions of blocks without PAUSE (F3 90), not kept apart
  *   pause  instructions of blocks with a PAUSE: cpu_relax() spin loops,
  *          whose count depends on time, not on work
+ *   apart  instructions of calls kept apart, and CPU 0's blocks on
+ *          another stack than the control task's (other tasks, IRQs)
+ * A call kept apart (apart=GROUP:HEXADDR[-HEXEND]:task|cpu) runs from a
+ * block starting at its entry to the next block at the return address
+ * that was at [rsp] on entry: "task" counts only the blocks on the
+ * calling task's stack (a task switched to meanwhile counts as usual),
+ * "cpu" every block of the CPU (interrupt entry points: the interrupted
+ * RIP is at [rsp], and the handler moves to the IRQ stack).
  *
  * Arguments: out=PATH, cpus=N, percpu=HEXADDR (of __per_cpu_offset),
- * profile=on|off, and markers marker=NAME:HEXADDR:ROLE. A marker emits
- * an event line when any CPU executes the instruction at HEXADDR:
- *   E <seq> <cpu|-1> <name> <rdi hex> <total>:<pause> ... (CPU 0..N-1,
- *   then unknown)
+ * profile=on|off, calls kept apart (above) and markers
+ * marker=NAME:HEXADDR:ROLE. A marker emits an event line when any CPU
+ * executes the instruction at HEXADDR:
+ *   E <seq> <cpu|-1> <name> <rdi hex> <total>:<pause>:<apart> ...
+ *   (CPU 0..N-1, then unknown)
  * ROLE start arms the counters, window (rdi = the CPU being brought up)
  * starts a window of the control CPU (CPU 0), end writes the profile and
  * uninstalls the plugin (the rest of the boot runs uninstrumented),
  * note only emits the event.
  * Profile: executions of each block by bucket, written at the end:
  *   P <bucket> <block start hex> <insns> <executions> <pause 0|1>
- * buckets: 0 CPU 0 between start and the first window, 1 CPU 0 in
- * windows, 2 the window's CPU (rdi of the last window marker) in its
- * window, 3 any other CPU, 4 unknown. The last line, "D", says the end
- * marker was seen.
+ * buckets: role + 6 * (1 + group) in a call kept apart, else role:
+ * 0 CPU 0 between start and the first window, 1 CPU 0 in windows, 2 the
+ * window's CPU (rdi of the last window marker) in its window, 3 any
+ * other CPU, 4 unknown, 5 CPU 0 on another stack than the control
+ * task's. The last line, "D", says the end marker was seen.
  *
  * Build: gcc -shared -fPIC -O2 $(pkg-config --cflags glib-2.0)
  *        -I<dir of QEMU's qemu-plugin.h> serialwork.c -o serialwork.so
