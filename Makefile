@@ -3,7 +3,7 @@ PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
 .PHONY: setup tree export kernel debug-kernel bisect buildtest initramfs \
-	demo check check-quick unit mutate bench bench-full soak status
+	deb demo check check-quick unit mutate bench bench-full soak status
 
 setup:
 	$(BRINGUP) setup
@@ -33,6 +33,11 @@ buildtest:
 
 initramfs:
 	$(BRINGUP) initramfs
+
+# The series as a Debian package (linux-image + headers, Debian's
+# cloud-amd64 config) in results/deb/, with a record (long; not in check).
+deb: tree
+	$(BRINGUP) deb
 
 demo:
 	$(BRINGUP) demo

@@ -57,6 +57,12 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_deb(args: argparse.Namespace) -> int:
+    from . import deb
+    rec = deb.command(args.config, args.jobs)
+    return show(rec, args.json) if rec else 0
+
+
 def cmd_initramfs(_: argparse.Namespace) -> int:
     packages.ensure(["initramfs"])
     print(initramfs.build())
@@ -306,6 +312,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", dest="last", type=int, default=0,
                    metavar="N", help="with --each: stop after patch N")
     buildtest.add_parser(sub)
+    p = sub.add_parser("deb", help="the series as a Debian package: "
+                       "make bindeb-pkg with Debian's config, into "
+                       "results/deb/ (long)")
+    p.add_argument("--config", default="cloud", choices=("cloud", "amd64"),
+                   help="Debian's cloud-amd64 config or the full amd64 "
+                   "one (default: %(default)s)")
+    p.add_argument("--jobs", type=at_least_one("--jobs"), default=2,
+                   metavar="N", help="make -jN (default: %(default)s)")
+    _json(p)
     sub.add_parser("initramfs", help="build the guest initramfs")
     p = sub.add_parser("boot", help="boot once in QEMU and judge it")
     machinespec.add_options(p, machinespec.MachineSpec(4))
@@ -421,6 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "buildtest": buildtest.command,
+            "deb": cmd_deb,
             "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,

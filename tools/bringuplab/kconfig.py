@@ -42,6 +42,9 @@ FLAVOURS: Dict[str, Flavour] = {
     # Debian's cloud-amd64 kernel, as a cloud guest of Debian 12 runs it
     "cloud": Flavour(("debian-cloud",), ("debian-cloud",),
                      base="config.amd64_none_cloud-amd64.xz"),
+    # Debian's full amd64 kernel (`bringup deb --config amd64`)
+    "amd64": Flavour(("debian-cloud",), ("debian-cloud",),
+                     base="config.amd64_none_amd64.xz"),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 from . import kconfig, worktree
 from .errors import InfraError
 from .paths import BUILD, LOGS, OVERLAY, TREE, out_dir
+from .progress import duration
 from .run import output
 
 # Flavours built with the lab overlay (lab/patches/: fault injection) on
@@ -88,8 +89,9 @@ def ensure_config(tree: Path, out: Path, name: str) -> None:
 
 
 def make(tree: Path, out: Path, targets: List[str], log: Path,
-         jobs: int = 2) -> None:
-    """Run make with a progress line every 250 compiled objects."""
+         jobs: int = 2, expected: int = 0) -> None:
+    """Run make with a progress line every 250 compiled objects; with
+    the number of objects `expected`, how far and an ETA."""
     log.parent.mkdir(parents=True, exist_ok=True)
     argv = ["make", f"O={out}", f"-j{jobs}", "CC=ccache gcc",
             "HOSTCC=gcc", *targets]
@@ -110,8 +112,8 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
             if line.lstrip().startswith("CC "):
                 count += 1
                 if count % 250 == 0:
-                    print(f"lab: kernel: {count} objects, "
-                          f"{time.monotonic() - start:.0f} s",
+                    print(f"lab: kernel: "
+                          f"{progress_line(count, expected, time.monotonic() - start)}",
                           file=sys.stderr, flush=True)
         ret = proc.wait()
     if ret != 0:
@@ -119,6 +121,18 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
                   if "error" in ln.lower()]
         first = errors[0] if errors else f"make exit {ret}"
         raise InfraError(f"kernel build failed: {first} (log: {log})")
+
+
+def progress_line(count: int, expected: int, elapsed: float) -> str:
+    """'250 objects, 40 s', or with the objects expected '250/9000
+    objects (3%), 40 s, ETA 23 min' (the rate so far; past the
+    expected count, 'ETA soon')."""
+    if expected <= 0:
+        return f"{count} objects, {elapsed:.0f} s"
+    left = (f"ETA {duration(elapsed / count * (expected - count))}"
+            if count < expected else "ETA soon")
+    return (f"{count}/{expected} objects ({100 * count // expected}%), "
+            f"{elapsed:.0f} s, {left}")
 
 
 def overlay_tree(src: Path) -> Path:

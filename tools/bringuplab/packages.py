@@ -36,6 +36,14 @@ BUILDTEST_NEEDS: Dict[str, List[str]] = {
     "cross-ppc64le": ["gcc-powerpc64le-linux-gnu"],
 }
 
+# Stages of `bringup deb` and the Debian image (not in NEEDS either):
+# make bindeb-pkg runs dpkg-buildpackage, which checks the build
+# dependencies mkdebian writes (rsync among them) and uses fakeroot.
+DEB_NEEDS: Dict[str, List[str]] = {
+    "deb": ["dpkg-dev", "fakeroot", "rsync", "linux-config-6.1"],
+    "image": ["mmdebstrap", "e2fsprogs"],
+}
+
 # TCG in QEMU 7.2 (bookworm) has no x2APIC and stops at 255 vCPUs; the
 # bookworm-backports QEMU has both, so the lab takes QEMU from there, from
 # the mirror the machine's own apt sources name (apt_sources.py).
@@ -128,7 +136,7 @@ def backports_source(etc: Path = apt_sources.ETC_APT) -> Tuple[str, str]:
 
 def plan(stages: Sequence[str]) -> Plan:
     """What the named stages need and is missing, and how to get it."""
-    wanted = [p for s in stages for p in {**NEEDS, **BUILDTEST_NEEDS}[s]]
+    wanted = [p for s in stages for p in {**NEEDS, **BUILDTEST_NEEDS, **DEB_NEEDS}[s]]
     missing = sorted({p for p in wanted if not installed(p)})
     found = qemu_version()
     todo = Plan(missing, "boot" in stages and found < MIN_QEMU, found)

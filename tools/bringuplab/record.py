@@ -24,7 +24,8 @@ from .paths import PATCHES, ROOT
 
 RESULTS = ROOT / "results"
 SCHEMA = 1
-KINDS = ("bench", "compare", "check", "soak", "states", "serialwork")
+KINDS = ("bench", "compare", "check", "soak", "states", "serialwork",
+         "deb")
 UNKNOWN = "unknown"
 
 

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from . import bench, compare, record, report, serialwork, stats, \
+from . import bench, compare, deb, record, report, serialwork, stats, \
     states_report
 from .errors import UsageError
 from .samples import Sample
@@ -206,14 +206,16 @@ def check_md(results: dict) -> str:
 
 BODIES: Dict[str, Callable[[dict], str]] = {
     "bench": bench_md, "compare": compare_md, "check": check_md,
-    "soak": soak_md, "states": states_md, "serialwork": serialwork.render}
+    "soak": soak_md, "states": states_md, "serialwork": serialwork.render,
+    "deb": deb.markdown}
 
 
 def title(rec: record.Record) -> str:
     what = {"bench": "benchmark", "compare": "A/B comparison",
             "check": "make check", "soak": "soak",
             "states": "bringup by hotplug state",
-            "serialwork": "serialized work per AP"}[rec.kind]
+            "serialwork": "serialized work per AP",
+            "deb": "Debian kernel package"}[rec.kind]
     state = "pass" if rec.ok else "FAIL"
     return f"# {what}: {state}"
 
