@@ -61,6 +61,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["bench", "--variants", "ours-parallel,fast"], "unknown variant 'fast'"),
     (["bench", "--variants", ","], "--variants names no variant"),
     (["frobnicate"], "invalid choice"),
+    (["deb", "--config", "rt"], "argument --config: invalid choice: 'rt'"),
+    (["deb", "--jobs", "0"], "--jobs must be at least 1"),
 ])
 def test_one_line_error(args, message):
     proc = run(*args)
