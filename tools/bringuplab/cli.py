@@ -63,6 +63,16 @@ def cmd_deb(args: argparse.Namespace) -> int:
     return show(rec, args.json) if rec else 0
 
 
+def cmd_image(args: argparse.Namespace) -> int:
+    from . import deb, image
+    kern = image.Kernel(deb=Path(args.deb)) if args.deb else \
+        image.Kernel(package=args.debian)
+    built = image.build(args.name, kern, deb.SRC)
+    print(f"{built.disk} ({built.release}: {built.vmlinuz}, "
+          f"{built.initrd})")
+    return 0
+
+
 def cmd_initramfs(_: argparse.Namespace) -> int:
     packages.ensure(["initramfs"])
     print(initramfs.build())
@@ -312,6 +322,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", dest="last", type=int, default=0,
                    metavar="N", help="with --each: stop after patch N")
     buildtest.add_parser(sub)
+    p = sub.add_parser("image", help="a Debian 12 disk image with a "
+                       "kernel package installed (mmdebstrap, "
+                       "mkfs.ext4 -d) in build/image/NAME/")
+    p.add_argument("name", help="the image's name")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--deb", metavar="FILE", help="a linux-image .deb "
+                       "(`bringup deb`), installed by dpkg")
+    which.add_argument("--debian", metavar="PACKAGE", help="a kernel "
+                       "package of the archive, e.g. linux-image-cloud-amd64")
     p = sub.add_parser("deb", help="the series as a Debian package: "
                        "make bindeb-pkg with Debian's config, into "
                        "results/deb/ (long)")
@@ -436,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "buildtest": buildtest.command,
-            "deb": cmd_deb,
+            "deb": cmd_deb, "image": cmd_image,
             "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
