@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator, List, Optional, Set
 
-from . import hostcpu, judge, kconfig, machine as machmod, monitor, parse
+from . import (hostcpu, judge, kconfig, machine as machmod, milestone,
+               monitor, parse)
 from .errors import QemuRefused
 from .kernel import Kernel
 from .paths import LOGS
@@ -51,6 +52,9 @@ class BootSpec:
     expect: Optional[judge.Expect] = None
     # More QEMU options, after the machine's (e.g. a TCG -plugin)
     qemu_extra: List[str] = field(default_factory=list)
+    # A console line to time by the host's clock from QEMU's start
+    # (milestone.py; result.host_milestone_ms), b"": none
+    milestone: bytes = b""
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE, f"lab.plan={','.join(self.plan)}"]
@@ -172,6 +176,7 @@ def run(spec: BootSpec, quiet: bool = False) -> BootResult:
         argv += hostcpu.QEMU_NAME_ARGS
     argv += spec.qemu_extra
     probe: Optional[hostcpu.Probe] = None
+    mark: Optional[milestone.Milestone] = None
     hang = ""
     started = time.monotonic()
     with log.open("w") as logf:
@@ -181,6 +186,9 @@ def run(spec: BootSpec, quiet: bool = False) -> BootResult:
         if spec.host_cpu:
             probe = hostcpu.Probe(proc.pid, log)
             probe.start()
+        if spec.milestone:
+            mark = milestone.Milestone(log, spec.milestone, started)
+            mark.start()
         try:
             hang = watch(proc, log, spec)
             if hang:
@@ -197,6 +205,8 @@ def run(spec: BootSpec, quiet: bool = False) -> BootResult:
                 _LIVE.discard(proc)
             if probe:
                 probe.stop()
+            if mark:
+                mark.stop()
             sock.unlink(missing_ok=True)
             mondir.rmdir()
     if _STOPPING.is_set():
@@ -215,6 +225,8 @@ def run(spec: BootSpec, quiet: bool = False) -> BootResult:
     if probe and probe.result:
         result.host_wall_ms = round(probe.result.wall_ms, 1)
         result.host_vcpu_ms = round(probe.result.vcpu_ms, 1)
+    if mark:
+        result.host_milestone_ms = mark.ms
     if not quiet:
         print(f"lab: {spec.label}: {result.verdict} in {wall:.0f} s, "
               f"log {log}", file=sys.stderr)

@@ -73,6 +73,29 @@ def cmd_image(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sysboot(args: argparse.Namespace) -> int:
+    from . import sysboot
+    mach = machinespec.from_args(args).make()
+    packages.ensure(["boot"])
+    if args.compare:
+        arms = [sysboot.Arm("debian", args.compare, None),
+                sysboot.Arm("ours-parallel", args.image, "parallel"),
+                sysboot.Arm("ours-serial", args.image, "serial")]
+        return show(sysboot.compare(arms, mach, args.reps), args.json)
+    result = sysboot.check(args.image, mach,
+                           "serial" if args.serial else "parallel")
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        print(f"{result.verdict}: {result.cpus_online}/{mach.cpus} CPUs "
+              f"online, mode {result.mode or '-'}, multi-user "
+              f"{result.host_milestone_ms} ms after QEMU's start, log "
+              f"{result.log}")
+        for why in result.reasons:
+            print(f"  {why}")
+    return 0 if result.verdict == "pass" else 1
+
+
 def cmd_initramfs(_: argparse.Namespace) -> int:
     packages.ensure(["initramfs"])
     print(initramfs.build())
@@ -331,6 +354,18 @@ def build_parser() -> argparse.ArgumentParser:
                        "(`bringup deb`), installed by dpkg")
     which.add_argument("--debian", metavar="PACKAGE", help="a kernel "
                        "package of the archive, e.g. linux-image-cloud-amd64")
+    p = sub.add_parser("sysboot", help="boot a Debian image (bringup "
+                       "image) through systemd: every check, or "
+                       "--compare with Debian's kernel")
+    p.add_argument("image", help="the image of our package")
+    machinespec.add_options(p, machinespec.MachineSpec(32, "2x8x2", 2))
+    p.add_argument("--serial", action="store_true",
+                   help="boot with cpuhp.parallel=0")
+    p.add_argument("--compare", metavar="IMAGE", help="boot times against "
+                   "this image of Debian's kernel: debian, ours-parallel, "
+                   "ours-serial in turn, --reps times; a sysboot record")
+    _reps(p, 5)
+    _json(p)
     p = sub.add_parser("deb", help="the series as a Debian package: "
                        "make bindeb-pkg with Debian's config, into "
                        "results/deb/ (long)")
@@ -456,6 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "kernel": cmd_kernel, "buildtest": buildtest.command,
             "deb": cmd_deb, "image": cmd_image,
+            "sysboot": cmd_sysboot,
             "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,

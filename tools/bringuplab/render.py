@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from . import bench, compare, deb, record, report, serialwork, stats, \
-    states_report
+    states_report, sysboot
 from .errors import UsageError
 from .samples import Sample
 
@@ -207,7 +207,7 @@ def check_md(results: dict) -> str:
 BODIES: Dict[str, Callable[[dict], str]] = {
     "bench": bench_md, "compare": compare_md, "check": check_md,
     "soak": soak_md, "states": states_md, "serialwork": serialwork.render,
-    "deb": deb.markdown}
+    "deb": deb.markdown, "sysboot": sysboot.markdown}
 
 
 def title(rec: record.Record) -> str:
@@ -215,7 +215,9 @@ def title(rec: record.Record) -> str:
             "check": "make check", "soak": "soak",
             "states": "bringup by hotplug state",
             "serialwork": "serialized work per AP",
-            "deb": "Debian kernel package"}[rec.kind]
+            "deb": "Debian kernel package",
+            "sysboot": "Debian 12 boot time, Debian's kernel and ours"
+            }[rec.kind]
     state = "pass" if rec.ok else "FAIL"
     return f"# {what}: {state}"
 

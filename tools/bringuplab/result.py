@@ -18,6 +18,9 @@ class BootResult(parse.Facts):
     # host wall time of the bringup and the vCPU threads' run time in it.
     host_wall_ms: Optional[float] = None
     host_vcpu_ms: Optional[float] = None
+    # Set by boot.run when the spec names a milestone line (milestone.py):
+    # host time from QEMU's start to that line.
+    host_milestone_ms: Optional[float] = None
 
     def to_dict(self) -> dict:
         out = asdict(self)

@@ -1,0 +1,132 @@
+"""Booting a Debian 12 image (image.py) as a user's machine boots: QEMU
+runs the image's own /boot/vmlinuz-* and initrd.img-* with root= on a
+virtio disk, systemd reaches multi-user.target, guest/debian-check
+prints the lab's lines and resets; the lab's judge judges the console.
+
+`check`: one boot with every check (cpus, selftest, suspend, the kexec
+round trip). `compare`: Debian's own kernel against ours, parallel and
+serial, booted in turn rep after rep with only the cpus check: the host
+time from QEMU's start to systemd's "Reached target Multi-User System"
+and the bringup window; a `sysboot` record.
+"""
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Dict, List, Optional, Sequence
+
+from . import boot, judge, machine as machmod, milestone, progress, record
+from .errors import UsageError
+from .image import IMAGES
+from .result import BootResult
+
+CHECKS = ("cpus", "selftest", "suspend", "kexec")
+# Seconds: systemd with 32 vCPUs under TCG, the selftests and two kexecs
+CHECK_TIMEOUT = 3600.0
+TIME_TIMEOUT = 1800.0
+
+
+@dataclass(frozen=True)
+class Arm:
+    """A kernel of the comparison: an image, and whether the series'
+    mode is expected (None for Debian's own kernel) and which."""
+    name: str
+    image: str
+    mode: Optional[str]
+
+
+def image_files(name: str, images: Path = IMAGES) -> Dict[str, Path]:
+    """The disk, kernel and initrd of a built image; UsageError if it
+    was not built."""
+    where = images / name
+    files = {f: where / f for f in ("disk.img", "vmlinuz", "initrd.img")}
+    missing = [f for f, p in files.items() if not p.is_file()]
+    if missing:
+        raise UsageError(f"image '{name}' has no {missing[0]} in {where}: "
+                         f"run `bringup image {name} ...`")
+    return files
+
+
+def spec(name: str, mach: machmod.Machine, mode: Optional[str],
+         plan: Sequence[str], images: Path = IMAGES) -> boot.BootSpec:
+    """The boot of image `name` on `mach`; `mode` "serial" boots with
+    cpuhp.parallel=0 and, with "parallel", is what the mode line must
+    say (None: Debian's kernel, no mode line)."""
+    files = image_files(name, images)
+    append = "root=/dev/vda rw" + (" cpuhp.parallel=0" if mode == "serial"
+                                   else "")
+    cpus = mach.cpus
+    return boot.BootSpec(
+        mach, files["vmlinuz"], files["initrd.img"], append, list(plan),
+        CHECK_TIMEOUT if len(plan) > 1 else TIME_TIMEOUT,
+        label=f"sysboot-{name}-{mode or 'debian'}",
+        expect=judge.Expect(cpus, cpus, cpus, tuple(plan), mode=mode),
+        # -snapshot: every boot starts from the image as built
+        qemu_extra=["-drive", f"file={files['disk.img']},format=raw,"
+                    "if=virtio", "-snapshot"],
+        host_cpu=True, milestone=milestone.MULTI_USER)
+
+
+def check(name: str, mach: machmod.Machine, mode: str) -> BootResult:
+    """One boot of image `name` with every check."""
+    return boot.run(spec(name, mach, mode, CHECKS))
+
+
+def sample(arm: Arm, rep: int, result: BootResult) -> dict:
+    return dict(arm=arm.name, rep=rep, verdict=result.verdict,
+                reasons=result.reasons, mode=result.mode,
+                multi_user_ms=result.host_milestone_ms,
+                bringup_host_ms=result.host_wall_ms,
+                bringup_dmesg_ms=result.bringup_ms,
+                cpus_online=result.cpus_online, log=result.log)
+
+
+def compare(arms: Sequence[Arm], mach: machmod.Machine, reps: int
+            ) -> record.Record:
+    """Every arm once per rep, in turn; the sysboot record (saved)."""
+    started = record.now()
+    steps = progress.Progress(reps * len(arms), "sysboot")
+    samples: List[dict] = []
+    for rep in range(1, reps + 1):
+        for arm in arms:
+            result = boot.run(spec(arm.image, mach, arm.mode, ("cpus",)),
+                              quiet=True)
+            samples.append(sample(arm, rep, result))
+            steps.done(f"{arm.name} rep {rep}: {result.verdict}, "
+                       f"multi-user {result.host_milestone_ms} ms")
+    ok = all(s["verdict"] == "pass" and s["multi_user_ms"] is not None
+             for s in samples)
+    rec = record.make("sysboot", ok, dict(
+        machine=dict(cpus=mach.cpus, topology=mach.topology),
+        arms=[a.name for a in arms], reps=reps, samples=samples), started)
+    progress.say(f"sysboot: record {record.save(rec)}")
+    return rec
+
+
+def _median(values: List[Optional[float]]) -> str:
+    got = [v for v in values if v is not None]
+    return f"{median(got):.0f}" if got else "-"
+
+
+def markdown(results: dict) -> str:
+    """Medians per arm of a sysboot record, then every boot."""
+    mach = results["machine"]
+    lines = [f"{mach['cpus']} vCPUs ({mach['topology']}), "
+             f"{results['reps']} reps, arms in turn; host clock, ms", "",
+             "| kernel | boots passed | QEMU start to multi-user | "
+             "bringup (host) | bringup (dmesg) |", "|---|---|---|---|---|"]
+    for arm in results["arms"]:
+        mine = [s for s in results["samples"] if s["arm"] == arm]
+        passed = sum(s["verdict"] == "pass" for s in mine)
+        lines.append(
+            f"| {arm} | {passed}/{len(mine)} | "
+            f"{_median([s['multi_user_ms'] for s in mine])} | "
+            f"{_median([s['bringup_host_ms'] for s in mine])} | "
+            f"{_median([s['bringup_dmesg_ms'] for s in mine])} |")
+    lines += ["", "(medians; each boot below)", "",
+              "| kernel | rep | verdict | multi-user | bringup (host) | log |",
+              "|---|---|---|---|---|---|"]
+    for smp in results["samples"]:
+        lines.append(f"| {smp['arm']} | {smp['rep']} | {smp['verdict']} | "
+                     f"{smp['multi_user_ms']} | {smp['bringup_host_ms']} | "
+                     f"`{smp['log']}` |")
+    return "\n".join(lines)
