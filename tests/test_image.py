@@ -103,3 +103,29 @@ def test_the_check_script_is_shellcheck_clean():
     proc = subprocess.run(["shellcheck", str(ROOT / "guest/debian-check")],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout
+
+
+STATUS = """Package: linux-image-6.1.0-50-cloud-amd64
+Status: install ok installed
+Version: 6.1.164-1
+Description: Linux 6.1 for x86-64 cloud
+ a continuation line: Version: 0
+
+Package: linux-image-cloud-amd64
+Status: install ok installed
+Version: 6.1.164-1
+
+Package: linux-image-6.1.0-9-amd64
+Status: deinstall ok config-files
+Version: 6.1.27-1
+
+Package: kmod
+Status: install ok installed
+Version: 30+20221128-1
+"""
+
+
+def test_kernel_packages_of_the_image_are_the_installed_ones():
+    assert image.kernel_packages(STATUS) == {
+        "linux-image-6.1.0-50-cloud-amd64": "6.1.164-1",
+        "linux-image-cloud-amd64": "6.1.164-1"}

@@ -358,7 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "image) through systemd: every check, or "
                        "--compare with Debian's kernel")
     p.add_argument("image", help="the image of our package")
-    machinespec.add_options(p, machinespec.MachineSpec(32, "2x8x2", 2))
+    # A Debian system wants more memory than the lab's busybox guest
+    machinespec.add_options(p, machinespec.MachineSpec(32, "2x8x2", 2,
+                                                       memory_mb=2048))
     p.add_argument("--serial", action="store_true",
                    help="boot with cpuhp.parallel=0")
     p.add_argument("--compare", metavar="IMAGE", help="boot times against "

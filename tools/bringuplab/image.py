@@ -10,13 +10,14 @@ and the unit that runs it, and `mkfs.ext4 -d` turns the directory into
 a disk image: no loop mount. The image's own /boot/vmlinuz-* and
 initrd.img-* are copied beside the disk for QEMU's -kernel and -initrd.
 """
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
-from . import apt_sources, packages, progress
+from . import apt_sources, packages, progress, record
 from .errors import InfraError, UsageError
 from .paths import BUILD, GUEST, LOGS
 
@@ -152,6 +153,19 @@ def boot_files(root: Path) -> List[Path]:
     return [kernels[0], initrd]
 
 
+def kernel_packages(status: str) -> Dict[str, str]:
+    """linux-image-* package -> version, from the text of the image's
+    /var/lib/dpkg/status (installed ones only)."""
+    found: Dict[str, str] = {}
+    for stanza in status.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in stanza.splitlines()
+                      if ": " in line and not line.startswith(" "))
+        if fields.get("Package", "").startswith("linux-image-") and \
+                fields.get("Status", "").endswith(" installed"):
+            found[fields["Package"]] = fields.get("Version", "")
+    return found
+
+
 def disk_mb(used_bytes: int) -> int:
     """The disk's size for files taking `used_bytes`."""
     return max(DISK_MIN_MB, int(used_bytes * DISK_MARGIN / 2**20) + 256)
@@ -182,11 +196,17 @@ def build(name: str, kern: Kernel, tree: Path) -> Image:
     log = LOGS / f"image-{name}.log"
     progress.say(f"image {name}: mmdebstrap {SUITE} into {root} "
                  f"(log {log})")
-    run_logged(mmdebstrap_argv(root, kern, mirror()), log, "mmdebstrap")
+    uri = mirror()
+    run_logged(mmdebstrap_argv(root, kern, uri), log, "mmdebstrap")
     selftests(tree, root)
     configure(root)
     vmlinuz, initrd = boot_files(root)
     release = vmlinuz.name.removeprefix("vmlinuz-")
+    about = dict(name=name, release=release, suite=SUITE, mirror=uri,
+                 kernel_packages=kernel_packages(
+                     (root / "var/lib/dpkg/status").read_text()),
+                 deb=str(kern.deb or ""), built=record.now())
+    (where / "image.json").write_text(json.dumps(about, indent=1) + "\n")
     shutil.copy(vmlinuz, where / "vmlinuz")
     shutil.copy(initrd, where / "initrd.img")
     disk = where / "disk.img"

@@ -9,6 +9,7 @@ serial, booted in turn rep after rep with only the cpus check: the host
 time from QEMU's start to systemd's "Reached target Multi-User System"
 and the bringup window; a `sysboot` record.
 """
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
@@ -44,6 +45,15 @@ def image_files(name: str, images: Path = IMAGES) -> Dict[str, Path]:
         raise UsageError(f"image '{name}' has no {missing[0]} in {where}: "
                          f"run `bringup image {name} ...`")
     return files
+
+
+def about(name: str, images: Path = IMAGES) -> dict:
+    """What `bringup image` wrote of image `name` (kernel release and
+    packages, mirror), {} if it wrote nothing."""
+    try:
+        return json.loads((images / name / "image.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def spec(name: str, mach: machmod.Machine, mode: Optional[str],
@@ -97,7 +107,8 @@ def compare(arms: Sequence[Arm], mach: machmod.Machine, reps: int
              for s in samples)
     rec = record.make("sysboot", ok, dict(
         machine=dict(cpus=mach.cpus, topology=mach.topology),
-        arms=[a.name for a in arms], reps=reps, samples=samples), started)
+        arms=[a.name for a in arms], reps=reps, samples=samples,
+        images={a.name: about(a.image) for a in arms}), started)
     progress.say(f"sysboot: record {record.save(rec)}")
     return rec
 
