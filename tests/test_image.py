@@ -6,16 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import image
+from bringuplab import apt_sources, image
 from bringuplab.errors import InfraError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 URI = "http://deb.debian.org/debian"
+LINES = [f"deb {URI} bookworm main"]
 
 
 def test_an_archive_kernel_is_installed_by_apt(tmp_path):
     argv = image.mmdebstrap_argv(tmp_path / "root", image.Kernel(
-        package="linux-image-cloud-amd64"), URI)
+        package="linux-image-cloud-amd64"), LINES)
     include = next(a for a in argv if a.startswith("--include="))
     assert "linux-image-cloud-amd64" in include.split("=")[1].split(",")
     assert "kexec-tools" in include and "systemd-sysv" in include
@@ -28,7 +29,7 @@ def test_our_package_is_installed_by_dpkg_inside(tmp_path):
     pkg = tmp_path / "linux-image-6.1.192-bringup-x_6.1.192-1_amd64.deb"
     pkg.write_bytes(b"!<arch>\n")
     argv = image.mmdebstrap_argv(tmp_path / "root", image.Kernel(deb=pkg),
-                                 URI)
+                                 LINES)
     hooks = [a.split("=", 1)[1] for a in argv
              if a.startswith("--customize-hook=")]
     assert hooks[0] == f"copy-in {pkg} /tmp"
@@ -129,3 +130,25 @@ def test_kernel_packages_of_the_image_are_the_installed_ones():
     assert image.kernel_packages(STATUS) == {
         "linux-image-6.1.0-50-cloud-amd64": "6.1.164-1",
         "linux-image-cloud-amd64": "6.1.164-1"}
+
+
+def source(uri, *suites):
+    return apt_sources.Source(uri, suites, ("main",), None, "test")
+
+
+def test_the_image_has_bookworm_with_its_updates_and_security():
+    sources = [source("http://b.example/debian", "bookworm-backports"),
+               source("http://m.example/debian", "bookworm",
+                      "bookworm-updates"),
+               source("http://s.example/debian-security",
+                      "bookworm-security")]
+    assert image.mirrors(sources) == [
+        "deb http://m.example/debian bookworm main",
+        "deb http://m.example/debian bookworm-updates main",
+        "deb http://s.example/debian-security bookworm-security main"]
+
+
+def test_no_bookworm_mirror_is_an_error():
+    with pytest.raises(InfraError, match="no apt source"):
+        image.mirrors([source("http://s.example/debian-security",
+                              "bookworm-security")])

@@ -78,16 +78,31 @@ class Kernel:
                              "`bringup deb`")
 
 
-def mirror() -> str:
-    """The Debian mirror this machine's apt sources name for bookworm."""
-    found = apt_sources.mirror_for(apt_sources.read_all(), SUITE)
-    if found is None:
+# Bookworm as a user's machine has it: with its updates and security
+# updates (the pinned base, linux-source-6.1, comes from the latter, and
+# so does Debian's kernel of the same version)
+SUITES = (SUITE, f"{SUITE}-updates", f"{SUITE}-security")
+
+
+def mirrors(sources: Optional[List[apt_sources.Source]] = None
+            ) -> List[str]:
+    """mmdebstrap's "deb URI SUITE main" lines: each of SUITES from the
+    mirror of this machine's apt sources that serves it; InfraError if
+    none serves bookworm itself."""
+    sources = apt_sources.read_all() if sources is None else sources
+    lines: List[str] = []
+    for suite in SUITES:
+        src = next((s for s in sources if suite in s.suites), None)
+        if src is not None:
+            lines.append(f"deb {src.uri} {suite} main")
+    if not lines or not lines[0].endswith(f" {SUITE} main"):
         raise InfraError("no apt source of this machine names a Debian "
                          f"{SUITE} mirror for mmdebstrap")
-    return found.uri
+    return lines
 
 
-def mmdebstrap_argv(root: Path, kern: Kernel, uri: str) -> List[str]:
+def mmdebstrap_argv(root: Path, kern: Kernel, lines: List[str]
+                    ) -> List[str]:
     """mmdebstrap writing bookworm with the kernel into `root`."""
     include = list(INCLUDE)
     hooks: List[str] = []
@@ -101,7 +116,7 @@ def mmdebstrap_argv(root: Path, kern: Kernel, uri: str) -> List[str]:
                  "--customize-hook=rm \"$1\"/tmp/" + kern.deb.name]
     return ["mmdebstrap", "--mode=root", "--variant=apt",
             "--include=" + ",".join(include), *hooks, SUITE, str(root),
-            f"deb {uri} {SUITE} main"]
+            *lines]
 
 
 def selftests(tree: Path, root: Path) -> None:
@@ -196,13 +211,13 @@ def build(name: str, kern: Kernel, tree: Path) -> Image:
     log = LOGS / f"image-{name}.log"
     progress.say(f"image {name}: mmdebstrap {SUITE} into {root} "
                  f"(log {log})")
-    uri = mirror()
-    run_logged(mmdebstrap_argv(root, kern, uri), log, "mmdebstrap")
+    lines = mirrors()
+    run_logged(mmdebstrap_argv(root, kern, lines), log, "mmdebstrap")
     selftests(tree, root)
     configure(root)
     vmlinuz, initrd = boot_files(root)
     release = vmlinuz.name.removeprefix("vmlinuz-")
-    about = dict(name=name, release=release, suite=SUITE, mirror=uri,
+    about = dict(name=name, release=release, sources=lines,
                  kernel_packages=kernel_packages(
                      (root / "var/lib/dpkg/status").read_text()),
                  deb=str(kern.deb or ""), built=record.now())

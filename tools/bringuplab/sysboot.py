@@ -53,7 +53,7 @@ def image_files(name: str, images: Path = IMAGES) -> Dict[str, Path]:
 
 def about(name: str, images: Path = IMAGES) -> dict:
     """What `bringup image` wrote of image `name` (kernel release and
-    packages, mirror), {} if it wrote nothing."""
+    packages, apt sources), {} if it wrote nothing."""
     try:
         return json.loads((images / name / "image.json").read_text())
     except (OSError, ValueError):
