@@ -39,9 +39,8 @@ After=multi-user.target
 
 [Service]
 Type=oneshot
+# The script writes to /dev/ttyS0 itself (serial-getty has the tty)
 ExecStart=/{CHECK}
-StandardOutput=tty
-TTYPath=/dev/ttyS0
 
 [Install]
 WantedBy=multi-user.target
