@@ -2,7 +2,6 @@
 its checksum, the ETA of its build and its record."""
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 

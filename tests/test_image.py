@@ -152,3 +152,12 @@ def test_no_bookworm_mirror_is_an_error():
     with pytest.raises(InfraError, match="no apt source"):
         image.mirrors([source("http://s.example/debian-security",
                               "bookworm-security")])
+
+
+def test_a_failed_step_names_its_last_line_and_log(tmp_path):
+    log = tmp_path / "mmdebstrap.log"
+    with pytest.raises(InfraError) as err:
+        image.run_logged(["sh", "-c", "echo I: starting; echo 'E: apt-get "
+                          "download failed'; exit 1"], log, "mmdebstrap")
+    assert str(err.value) == ("mmdebstrap failed: E: apt-get download "
+                              f"failed (log: {log})")

@@ -195,9 +195,9 @@ def run_logged(argv: List[str], log: Path, what: str) -> None:
         proc = subprocess.run(argv, stdout=logf, stderr=subprocess.STDOUT,
                               check=False)
     if proc.returncode != 0:
-        last = log.read_text(errors="replace").strip().splitlines()
-        raise InfraError(f"{what} failed: {last[-1] if last else proc.returncode}"
-                         f" (log: {log})")
+        lines = log.read_text(errors="replace").strip().splitlines()
+        last = lines[-1] if lines else f"exit {proc.returncode}"
+        raise InfraError(f"{what} failed: {last} (log: {log})")
 
 
 def build(name: str, kern: Kernel, tree: Path) -> Image:

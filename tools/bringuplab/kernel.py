@@ -112,8 +112,9 @@ def make(tree: Path, out: Path, targets: List[str], log: Path,
             if line.lstrip().startswith("CC "):
                 count += 1
                 if count % 250 == 0:
-                    print(f"lab: kernel: "
-                          f"{progress_line(count, expected, time.monotonic() - start)}",
+                    took = time.monotonic() - start
+                    print("lab: kernel: "
+                          + progress_line(count, expected, took),
                           file=sys.stderr, flush=True)
         ret = proc.wait()
     if ret != 0:
