@@ -86,9 +86,14 @@ def test_sysboot_record_renders_medians_per_arm(tmp_path):
     path = tmp_path / "sysboot.json"
     path.write_text(json.dumps(dict(kind="sysboot", ok=True, results=dict(
         machine=dict(cpus=32, topology="2x8x2"),
-        arms=["debian", "ours-parallel"], reps=3, samples=samples))))
+        arms=["debian", "ours-parallel"], reps=3, samples=samples,
+        images=dict(debian=dict(
+            release="6.1.0-57-cloud-amd64", kernel_packages={
+                "linux-image-6.1.0-57-cloud-amd64": "6.1.192-3"}))))))
     text = render.markdown(record.load(path))
     assert "32 vCPUs (2x8x2), 3 reps" in text
     assert "| debian | 3/3 | 60002 | 600 | - |" in text
     assert "| ours-parallel | 3/3 | 50002 | 500 | - |" in text
     assert "`build/logs/debian-1.log`" in text
+    assert ("- debian: `6.1.0-57-cloud-amd64` "
+            "(linux-image-6.1.0-57-cloud-amd64 6.1.192-3)") in text

@@ -137,7 +137,12 @@ def markdown(results: dict) -> str:
             f"{_median([s['multi_user_ms'] for s in mine])} | "
             f"{_median([s['bringup_host_ms'] for s in mine])} | "
             f"{_median([s['bringup_dmesg_ms'] for s in mine])} |")
-    lines += ["", "(medians; each boot below)", "",
+    lines += ["", "(medians; each boot below)", ""]
+    for arm, about_ in results.get("images", {}).items():
+        pkgs = ", ".join(f"{p} {v}" for p, v in
+                         about_.get("kernel_packages", {}).items())
+        lines.append(f"- {arm}: `{about_.get('release', '?')}` ({pkgs})")
+    lines += ["",
               "| kernel | rep | verdict | multi-user | bringup (host) | log |",
               "|---|---|---|---|---|---|"]
     for smp in results["samples"]:
