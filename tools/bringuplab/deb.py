@@ -169,7 +169,10 @@ def build(config: str = "cloud", jobs: int = 2) -> record.Record:
         release=name.release, pkgversion=name.pkgversion, config=config,
         debian_config=CONFIGS[config], base=dict(
             package=pin.package, version=pin.version, sha256=pin.sha256),
-        series=dict(patches=len(tree.series_files()), head=head),
+        # The patches revision the package is named by, taken before the
+        # build (provenance's is taken after it)
+        series=dict(patches=len(tree.series_files()), head=head,
+                    revision=name.series_rev),
         packages=[asdict(b) for b in built], build_s=round(took),
         jobs=jobs, log=str(log))
     rec = record.make("deb", True, results, started)
