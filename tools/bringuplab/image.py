@@ -11,6 +11,7 @@ a disk image: no loop mount. The image's own /boot/vmlinuz-* and
 initrd.img-* are copied beside the disk for QEMU's -kernel and -initrd.
 """
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -202,6 +203,9 @@ def run_logged(argv: List[str], log: Path, what: str) -> None:
 
 def build(name: str, kern: Kernel, tree: Path) -> Image:
     """Build image `name` under build/image/NAME/."""
+    if os.geteuid() != 0:
+        raise InfraError("bringup image needs root: mmdebstrap --mode=root "
+                         "(a chroot, no loop mount) and dpkg in it")
     packages.ensure(["image"])
     where = IMAGES / name
     root = where / "rootfs"
