@@ -163,8 +163,18 @@ def test_a_wait_for_a_dead_or_stuck_cpu_gives_it_up():
         assert entry.plan == ("cpus", "online-fails")
         assert entry.expect_online == 7
         assert "smpboot_fault=" + kind + ":2" in entry.append
-        assert re.search(entry.dmesg[0],
-                         "smpboot: CPU2 did not come up, put back under INIT")
-        # v2's line, which named the ten seconds, still matches
-        assert re.search(entry.dmesg[0], "smpboot: CPU2 did not come up "
-                         "within 10 seconds, put back under INIT")
+    dead = matrix.fault("deadwait", 2)
+    assert re.search(dead.dmesg[0], "cpuhp: CPU2 did not come up, stopped")
+    # v2's lines, x86's own, still match
+    assert re.search(dead.dmesg[0],
+                     "smpboot: CPU2 did not come up, put back under INIT")
+    assert re.search(dead.dmesg[0], "smpboot: CPU2 did not come up "
+                     "within 10 seconds, put back under INIT")
+    assert not re.search(dead.dmesg[0], "cpuhp: CPU2 did not come up and "
+                         "could not be stopped: it is not started again")
+    # a CPU found STUCK is not taken for stopped
+    stuck = matrix.fault("stuckwait", 2)
+    assert re.search(stuck.dmesg[0], "cpuhp: CPU2 did not come up and could "
+                     "not be stopped: it is not started again")
+    assert not re.search(stuck.dmesg[0], "cpuhp: CPU2 did not come up, "
+                         "stopped")

@@ -45,8 +45,12 @@ def _both(entry: Entry) -> List[Entry]:
 # What dmesg must say for each injected fault (smpboot_fault=<kind>:<cpu>,
 # the lab overlay of lab/patches/); {cpu} is the CPU which fails. v2 of
 # the series said "within 10 seconds"; v3 gives up on a CPU found dead
-# at once, so it does not name a time.
-GIVE_UP = r"CPU{cpu} did not come up(?: within 10 seconds)?, put back under INIT"
+# at once, so it does not name a time, and the hotplug core, which gives
+# up on it, says "stopped" rather than x86's "put back under INIT".
+GIVE_UP = (r"CPU{cpu} did not come up(?: within 10 seconds)?, "
+           r"(?:put back under INIT|stopped)")
+UNSTOPPED = (r"CPU{cpu} did not come up and could not be stopped: "
+             r"it is not started again")
 FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "nosipi": (GIVE_UP,),     # never sent its startup IPIs
     "rmstall": (GIVE_UP,),    # stuck in the trampoline, stack lock held
@@ -54,13 +58,13 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     # as nosipi, but INIT cannot stop it (SEV-ES, an APIC driver's own
     # wakeup): it might still arrive late, as itself, and park; it is
     # never started again, and no other CPU is held back for it
-    "unstoppable": (r"CPU{cpu} did not come up and could not be stopped: "
-                    r"it is not started again",),
+    "unstoppable": (UNSTOPPED,),
     # as nosipi, and the handshake word is DEAD or STUCK while the
     # control CPU waits: the wait must fail at once, not take the CPU
-    # for alive (v2 did, and then waited for its callin for ever)
+    # for alive (v2 did, and then waited for its callin for ever). A
+    # STUCK CPU stays stuck: nothing says it can be stopped now.
     "deadwait": (GIVE_UP,),
-    "stuckwait": (GIVE_UP,),
+    "stuckwait": (UNSTOPPED,),
 }
 # Kicked along with others which did not come up either (held up
 # behind the stuck one), a CPU is started again alone before it counts
