@@ -381,8 +381,26 @@ REAL = [
     # is put back under INIT (v2 took it for alive)
     ("v3-fault-deadwait-cpu2-8-single.log",
      entry_want(matrix.fault("deadwait", 2)), ()),
+    # ... of the x86 handshake of the earlier v3: a STUCK CPU taken for
+    # stopped ("put back under INIT"), which the judge now refuses
     ("v3-fault-stuckwait-cpu4-8-single-serial.log",
+     entry_want(matrix.fault("stuckwait", 4, 8, "single", False)),
+     ("present",)),
+    # the handshake in the hotplug core: a DEAD CPU is stopped, a STUCK
+    # one stays stuck; an unstoppable CPU costs only itself
+    ("v3core-fault-deadwait-cpu2-8-single.log",
+     entry_want(matrix.fault("deadwait", 2)), ()),
+    ("v3core-fault-stuckwait-cpu4-8-single-serial.log",
      entry_want(matrix.fault("stuckwait", 4, 8, "single", False)), ()),
+    ("v3core-fault-unstoppable-cpu3-8-single-serial.log",
+     entry_want(matrix.fault("unstoppable", 3, 8, "single", False)), ()),
+    ("v3core-fault-unstoppable-cpu3-8-multi.log",
+     entry_want(matrix.fault("unstoppable", 3, 8, "multi")), ()),
+    # the STUCK CPU's log judged as one found DEAD: no "stopped" line,
+    # and "could not be stopped" is a splat there
+    ("v3core-fault-stuckwait-cpu4-8-single-serial.log",
+     entry_want(matrix.fault("deadwait", 4, 8, "single", False)),
+     ("splat", "present")),
     # the v3 unstoppable log judged as a CPU INIT stopped: its line is
     # not there, and "could not be stopped" is a splat there
     ("v3-fault-unstoppable-cpu3-8-single-serial.log",
