@@ -43,6 +43,11 @@ def soak_entry(scenario: str, name: str) -> matrix.Entry:
     return entry
 
 
+# the soak's machine with APIC IDs above 255 (package 4 present)
+[X2APIC_HIGH] = [e for e in soak.random_entries(3, 1)
+                 if e.name == "m-x2apic-ids-above-255-single"]
+
+
 def entry_want(entry: matrix.Entry) -> Expect:
     return matrix.expect(entry, modes=True)
 
@@ -396,6 +401,13 @@ REAL = [
      entry_want(matrix.fault("unstoppable", 3, 8, "single", False)), ()),
     ("v3core-fault-unstoppable-cpu3-8-multi.log",
      entry_want(matrix.fault("unstoppable", 3, 8, "multi")), ()),
+    # APs which identified themselves before their release, found by
+    # the package look-up before they were numbered: the CPUs of
+    # physical package 4 took the boot CPU's logical package 0 (no
+    # "Converting physical 4" line); with the fix they get package 1
+    ("v3-logical-package-from-unnumbered-ap.log",
+     entry_want(X2APIC_HIGH), ("present",)),
+    ("v3core-x2apic-ids-above-255.log", entry_want(X2APIC_HIGH), ()),
     # the STUCK CPU's log judged as one found DEAD: no "stopped" line,
     # and "could not be stopped" is a splat there
     ("v3core-fault-stuckwait-cpu4-8-single-serial.log",
