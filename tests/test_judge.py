@@ -486,3 +486,19 @@ def test_counts_are_not_checked_with_cpus_offline():
     text = replace_first(load(TOPO), "online_count=32", "online_count=30")
     text = replace_first(text, "packages=2 cores=16", "packages=2 cores=15")
     assert verdict(text, replace(TOPO_WANT, online=30)).ok
+
+
+def test_no_cpu_to_start_wants_the_none_mode_line():
+    """nosmp or maxcpus=1 on a v3 kernel: "no secondary CPUs to bring
+    up", whatever mode is configured. v2 logged "parallel bringup of 0
+    CPUs" there, which now fails."""
+    v2 = load("rr64-maxcpus1-post-bringup.log")
+    v3 = v2.replace("smpboot: parallel bringup of 0 CPUs",
+                    "cpuhp: no secondary CPUs to bring up")
+    want = Expect(64, 1, 1, mode="none", topologies=((2, 32, 2),))
+    assert verdict(v3, want).ok, verdict(v3, want).texts()
+    got = verdict(v2, want)
+    assert got.status == judge.FAIL
+    assert "mode parallel, expected none" in got.texts()
+    entry = next(e for e in soak.fixed()["cmdline"] if e.name == "nosmp")
+    assert matrix.expect(entry, modes=True).mode == "none"

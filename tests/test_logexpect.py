@@ -66,8 +66,9 @@ EIGHT = machine.make(8, "2x2x2", 2)
     (["lab.plan=cpus,online-all", "maxcpus=4"], 4, 4, True),
     (["maxcpus=8"], 8, 8, True),
     (["nr_cpus=4"], 4, 4, True),
-    (["nosmp"], 1, 1, False),
-    (["maxcpus=0"], 1, 1, True),
+    (["nosmp"], 1, 1, None),
+    (["maxcpus=0"], 1, 1, None),
+    (["maxcpus=1"], 1, 1, None),
     (["lab.plan=cpus,smt-on,hotplug", "nosmt"], 4, 4, True),
     (["lab.plan=smt-on,cpus", "nosmt"], 8, 8, True),
     (["cpuhp.parallel=0"], 8, 8, False),
@@ -82,7 +83,8 @@ def test_expectations_derived_from_the_kernel_command_line(
     entry = logexpect.derived("boot", EIGHT, params)
     want = matrix.expect(entry, modes=True)
     assert (want.online, want.boot) == (online, boot_cpus)
-    assert want.mode == ("parallel" if parallel else "serial")
+    assert want.mode == {True: "parallel", False: "serial",
+                         None: "none"}[parallel]
     assert want.topologies == ((2, 4, 2),)
 
 

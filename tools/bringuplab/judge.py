@@ -43,8 +43,9 @@ class Expect:
     online: int                       # CPUs sysfs must show online
     boot: int                         # CPUs each kernel brings up itself
     plan: Tuple[str, ...] = ("cpus",)
-    # "parallel" or "serial": what the series' mode line must say (with
-    # one vCPU: that there is one); None: not checked (a base kernel).
+    # "parallel", "serial" or "none" (no CPU to start at boot): what the
+    # series' mode line must say (with one vCPU: that there is one);
+    # None: not checked (a base kernel).
     mode: Optional[str] = None
     # Patterns the console log must match; splats they match are
     # expected (an injected failure), not a failure of the boot.

@@ -249,11 +249,16 @@ def expect(entry: Entry, modes: bool) -> judge.Expect:
     """What a boot of `entry` must show; with `modes` (a kernel with the
     series) also the bringup mode line of the entry's mode."""
     online = entry.expect_online or entry.machine.cpus
+    boot_cpus = online if entry.expect_boot is None else entry.expect_boot
+    mode = None
+    if modes:
+        # No CPU to start at boot (nosmp, maxcpus=0 or 1): the kernel
+        # says so ("no secondary CPUs"), in either configured mode.
+        mode = "none" if boot_cpus == 1 and entry.machine.cpus > 1 \
+            else "parallel" if entry.parallel else "serial"
     return judge.Expect(
-        entry.machine.cpus, online,
-        online if entry.expect_boot is None else entry.expect_boot,
-        entry.plan, ("parallel" if entry.parallel else "serial")
-        if modes else None, entry.dmesg, entry.absent,
+        entry.machine.cpus, online, boot_cpus,
+        entry.plan, mode, entry.dmesg, entry.absent,
         tuple(entry.machine.make().linux_topologies()), entry.restart)
 
 
