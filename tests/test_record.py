@@ -99,3 +99,65 @@ def test_a_record_that_cannot_be_written_is_an_infra_error(tmp_path):
     blocker.write_text("a file where the folder should be")
     with pytest.raises(InfraError, match="cannot write the record"):
         record.save(record.Record("check", True, {}), blocker)
+
+
+MAIL = """From 1 Mon Sep 17 00:00:00 2001
+Subject: [PATCH 01/14] x86/foo: Do a thing
+
+Why and what, with a number: 42 ms.
+---
+ arch/x86/foo.c | 1 +
+
+diff --git a/arch/x86/foo.c b/arch/x86/foo.c
+--- a/arch/x86/foo.c
++++ b/arch/x86/foo.c
+@@ -1 +1,2 @@
+ int a;
++int b;
+-- 
+2.39.5
+"""
+
+
+def commit_patches(repo: Path, files: dict, message: str) -> str:
+    for name, text in files.items():
+        (repo / "patches" / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "patches" / name).write_text(text)
+    run = ["git", "-C", str(repo), "-c", "user.name=t",
+           "-c", "user.email=t@t"]
+    subprocess.run(run + ["add", "-A"], check=True)
+    subprocess.run(run + ["commit", "-qm", message], check=True)
+    return subprocess.run(run + ["rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_series_code_changes_with_the_diffs_only(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    first = commit_patches(tmp_path, {
+        "0000-cover-letter.patch": "Numbers: 1\n",
+        "0001-x86-foo-Do-a-thing.patch": MAIL,
+        "calibration/0001-x.patch": MAIL}, "v3")
+    # A new changelog, subject, file name and cover letter: same code
+    (tmp_path / "patches" / "0001-x86-foo-Do-a-thing.patch").unlink()
+    words = commit_patches(tmp_path, {
+        "0000-cover-letter.patch": "Numbers: 2\n",
+        "0001-x86-foo-Do-it.patch": MAIL.replace("42 ms", "40 ms")
+        .replace("Do a thing", "Do it")}, "changelog")
+    code = commit_patches(tmp_path, {
+        "0001-x86-foo-Do-it.patch": MAIL.replace("+int b;", "+int c;")},
+        "code")
+    moved = commit_patches(tmp_path, {
+        "calibration/0001-x.patch": MAIL.replace("+int b;", "+int c;")},
+        "split-out series")
+    digests = [record.series_code(rev, tmp_path)
+               for rev in (first, words, code, moved)]
+    assert digests[0] == digests[1] != digests[2] != digests[3]
+    assert record.UNKNOWN not in digests
+    assert record.series_code("no-such-rev", tmp_path) == record.UNKNOWN
+
+
+def test_the_code_of_a_mail_is_its_diff():
+    code = record.patch_code(MAIL)
+    assert code.startswith("diff --git a/arch/x86/foo.c")
+    assert code.endswith("+int b;")
+    assert "42 ms" not in code and "2.39.5" not in code

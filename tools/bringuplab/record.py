@@ -134,6 +134,44 @@ def patches_revision(head: str = "HEAD", root: Path = ROOT) -> str:
                        head, "--", rel])
 
 
+def patch_code(text: str) -> str:
+    """The code of one patch mail: its diff, without the headers, the
+    changelog or the signature, which change no byte of the kernel."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith("diff --git ")), len(lines))
+    end = next((i for i in range(len(lines) - 1, start - 1, -1)
+                if lines[i] == "-- "), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def series_code(rev: str = "HEAD", root: Path = ROOT) -> str:
+    """A digest of the code patches/ held at the lab's `rev`: every
+    patch's diff (main and split-out series, in file order), not its
+    subject or changelog. Two revisions with the same digest build the
+    same kernels, so a figure measured at one holds at the other.
+    UNKNOWN if git cannot say."""
+    rel = os.path.relpath(PATCHES, root) if PATCHES.is_relative_to(root) \
+        else "patches"
+    git = ["git", "-C", str(root)]
+    try:
+        names = subprocess.run(
+            git + ["ls-tree", "-r", "--name-only", rev, "--", rel],
+            capture_output=True, text=True, check=True, timeout=30
+        ).stdout.split()
+        digest = hashlib.sha256()
+        for name in sorted(n for n in names if n.endswith(".patch")
+                           and not n.endswith("cover-letter.patch")):
+            text = subprocess.run(
+                git + ["show", f"{rev}:{name}"], capture_output=True,
+                text=True, check=True, timeout=30).stdout
+            series = os.path.relpath(os.path.dirname(name), rel)
+            digest.update(f"{series}\n{patch_code(text)}\n".encode())
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN
+    return digest.hexdigest()[:12] if names else UNKNOWN
+
+
 def provenance(started: str, configs: Mapping[str, Path],
                argv: Optional[List[str]] = None,
                root: Path = ROOT) -> Provenance:

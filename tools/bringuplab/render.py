@@ -30,6 +30,20 @@ def took(prov: record.Provenance) -> str:
     return f" ({(end - start) / 60:.0f} min)"
 
 
+def same_code(rev: str) -> str:
+    """Whether the series measured at `rev` is the code patches/ holds
+    now (only changelogs, subjects or the cover letter changed since):
+    figures quoted in the changelogs hold for it only then."""
+    then = record.series_code(rev) if rev != record.UNKNOWN \
+        else record.UNKNOWN
+    now = record.series_code()
+    if record.UNKNOWN in (then, now):
+        return ""
+    return (f" (series code {then}: the code of patches/ now)"
+            if then == now else
+            f" (series code {then}; patches/ now holds {now})")
+
+
 def provenance(rec: record.Record) -> str:
     """Where, when and from what the results came, as a list."""
     prov = rec.provenance
@@ -51,7 +65,8 @@ def provenance(rec: record.Record) -> str:
              f"- lab {prov.lab_revision[:12]}"
              + (" with uncommitted changes" if prov.lab_dirty else "")
              + f", patches/ of {prov.patches_revision[:12]}"
-             + (" with uncommitted changes" if prov.patches_dirty else "")]
+             + (" with uncommitted changes" if prov.patches_dirty
+                else same_code(prov.patches_revision))]
     if prov.configs:
         lines.append("- kernel configs (sha256 of .config): " + ", ".join(
             f"{name} {digest[:16]}" for name, digest in prov.configs.items()))
