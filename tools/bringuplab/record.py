@@ -126,10 +126,15 @@ def config_hashes(configs: Mapping[str, Path]) -> Dict[str, str]:
     return out
 
 
+def _patches_dir(root: Path) -> str:
+    """patches/ as a path git takes inside the repository at `root`."""
+    return os.path.relpath(PATCHES, root) if PATCHES.is_relative_to(root) \
+        else "patches"
+
+
 def patches_revision(head: str = "HEAD", root: Path = ROOT) -> str:
     """The last commit that touched patches/ as of the lab's `head`."""
-    rel = os.path.relpath(PATCHES, root) if PATCHES.is_relative_to(root) \
-        else "patches"
+    rel = _patches_dir(root)
     return first_line(["git", "-C", str(root), "log", "-1", "--format=%H",
                        head, "--", rel])
 
@@ -151,8 +156,7 @@ def series_code(rev: str = "HEAD", root: Path = ROOT) -> str:
     subject or changelog. Two revisions with the same digest build the
     same kernels, so a figure measured at one holds at the other.
     UNKNOWN if git cannot say."""
-    rel = os.path.relpath(PATCHES, root) if PATCHES.is_relative_to(root) \
-        else "patches"
+    rel = _patches_dir(root)
     git = ["git", "-C", str(root)]
     try:
         names = subprocess.run(
@@ -177,8 +181,7 @@ def provenance(started: str, configs: Mapping[str, Path],
                root: Path = ROOT) -> Provenance:
     """Everything about the run but its results; ended now."""
     git = ["git", "-C", str(root)]
-    rel = os.path.relpath(PATCHES, root) if PATCHES.is_relative_to(root) \
-        else "patches"
+    rel = _patches_dir(root)
     return Provenance(
         list(sys.argv if argv is None else argv),
         first_line(git + ["rev-parse", "HEAD"]), _dirty(root),
