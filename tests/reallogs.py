@@ -34,3 +34,11 @@ def insert_after(text: str, start: str, new: str) -> str:
 
 def rules(verdict: object) -> Tuple[str, ...]:
     return tuple(r.rule for r in getattr(verdict, "reasons"))
+
+
+def good_1cpu() -> str:
+    """good-intel-1cpu.log with the topology check the guest prints
+    today: a plain 1-vCPU boot that passes."""
+    return load("good-intel-1cpu.log").replace(
+        "present_count=1", "present_count=1 offline_stale= topology=ok "
+        "packages=1 cores=1 threads=1")

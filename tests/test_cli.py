@@ -225,12 +225,9 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
     other boots still run and pass (it used to abort the whole soak)."""
     from bringuplab import boot, matrix, result
     from bringuplab.errors import QemuRefused
-    # with the topology check the guest prints today
+    from reallogs import good_1cpu
     log = tmp_path / "good-intel-1cpu.log"
-    log.write_text((Path(__file__).parent / "logs" / "good-intel-1cpu.log")
-                   .read_text().replace("present_count=1", "present_count=1"
-                                        " offline_stale= topology=ok "
-                                        "packages=1 cores=1 threads=1"))
+    log.write_text(good_1cpu())
     refused = tmp_path / "refused.log"
     refused.write_text("qemu-system-x86_64: nope\n")
 

@@ -102,23 +102,35 @@ def stop_all() -> int:
     return len(procs)
 
 
+class Stopped(KeyboardInterrupt):
+    """The lab was told to stop by `signum`: SIGINT (Ctrl-C) or SIGTERM
+    (a CI runner's timeout, `kill`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
-    """Within it, SIGINT (Ctrl-C, or kill -INT from a CI runner, which
-    does not reach QEMU) kills every QEMU at once, then raises
-    KeyboardInterrupt as usual."""
+    """Within it, SIGINT (Ctrl-C, or kill -INT from a CI runner) and
+    SIGTERM (a CI runner's timeout, kill), neither of which reaches
+    QEMU, kill every QEMU at once, then raise Stopped, a
+    KeyboardInterrupt."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def on_sigint(signum: int, frame: object) -> None:
+    def on_signal(signum: int, frame: object) -> None:
         stop_all()
-        raise KeyboardInterrupt
-    before = signal.signal(signal.SIGINT, on_sigint)
+        raise Stopped(signum)
+    before = {sig: signal.signal(sig, on_signal)
+              for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, before)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def _start(argv: List[str], logf: IO[str]) -> "subprocess.Popen[bytes]":

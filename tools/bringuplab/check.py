@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, TextIO, Tuple
 
-from . import (boot, checkpatch, initramfs, kernel, matrix, packages,
-               parse, record, tree, worktree)
-from .errors import LabError
+from . import (boot, checkpatch, initramfs, judge, kernel, matrix,
+               packages, parse, record, tree, worktree)
+from .errors import InfraError, LabError, QemuRefused
 from .machinespec import MachineSpec
 from .paths import BUILD, ROOT
 from .progress import of_boots
@@ -29,8 +29,13 @@ EXTRAS_TREE = BUILD / "check" / "extras-linux"
 
 @dataclass
 class Tally:
+    """The check's items: passed, failed (the series or the lab's tests
+    are wrong), and not done for the lab's machinery (a QEMU that
+    refused a machine, a base that could not be made): `infra`, which
+    fails the check with exit 3 unless an item also failed."""
     passed: int = 0
     failed: int = 0
+    infra: int = 0
     failures: List[str] = field(default_factory=list)
     steps: List[dict] = field(default_factory=list)
     # Where the PASS/FAIL lines go: stdout, or stderr under --json
@@ -39,22 +44,34 @@ class Tally:
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
-    def add(self, name: str, ok: bool, detail: str = "") -> bool:
-        self.say(f"check: {'PASS' if ok else 'FAIL'} {name}"
-                 + (f": {detail}" if detail else ""))
-        self.steps.append({"name": name, "ok": ok, "detail": detail})
+    def add(self, name: str, ok: bool, detail: str = "",
+            infra: bool = False) -> bool:
+        """One item: passed if `ok`, else failed, or with `infra` not
+        done for the lab's machinery."""
+        word = "PASS" if ok else "INFRA" if infra else "FAIL"
+        self.say(f"check: {word} {name}" + (f": {detail}" if detail else ""))
+        self.steps.append({"name": name, "ok": ok, "detail": detail,
+                           "infra": not ok and infra})
         if ok:
             self.passed += 1
+        elif infra:
+            self.infra += 1
+            self.failures.append(name)
         else:
             self.failed += 1
             self.failures.append(name)
         return ok
 
-    def guard(self, name: str, step: Callable[[], str]) -> bool:
-        """Run a step that raises LabError on failure."""
+    def guard(self, name: str, step: Callable[[], str],
+              machinery: bool = False) -> bool:
+        """Run a step that raises LabError on failure: a failed item, or
+        with `machinery` (a step of the lab's own, not the series'), an
+        InfraError counts as infrastructure."""
         start = time.monotonic()
         try:
             detail = step()
+        except InfraError as err:
+            return self.add(name, False, str(err), infra=machinery)
         except LabError as err:
             return self.add(name, False, str(err))
         return self.add(name, True,
@@ -134,9 +151,10 @@ def build_and_boot(tally: Tally, config: str, matrix_name: str
                                     f"boots of {matrix_name}"))
     tally.say(matrix.render(rows))
     for row in rows:
+        refused = row.result.verdict == judge.INFRA
         tally.add(f"boot {row.entry.name}", row.ok,
-                  "; ".join(row.result.reasons)[:200])
-        if not row.ok:
+                  "; ".join(row.result.reasons)[:200], infra=refused)
+        if not row.ok and not refused:
             print_excerpt(row.result.log, tally.out)
     return kern, initrd
 
@@ -272,18 +290,27 @@ def run(quick: bool = False, out: Optional[TextIO] = None
     shellcheck(tally)
     applied = tally.guard("tree build/linux (made from BASE if missing)",
                           lambda: tree.create(reset=False)
-                          if not tree.is_tree() else "present") \
+                          if not tree.is_tree() else "present",
+                          machinery=True) \
         and patches(tally)
     if not quick and applied:
         for config, name in CONFIGS:
             booted = build_and_boot(tally, config, name)
             if booted and config in AFTER_MATRIX:
-                AFTER_MATRIX[config](tally, *booted)
+                after = AFTER_MATRIX[config]
+                try:
+                    after(tally, *booted)
+                except QemuRefused as err:
+                    tally.add(f"{after.__name__.replace('_', ' ')} "
+                              f"({config})", False, str(err), infra=True)
     if tally.failures:
         tally.say("failed: " + ", ".join(tally.failures))
-    tally.say(f"{tally.passed} passed, {tally.failed} failed")
-    rec = record.make("check", not tally.failed, {
+    tally.say(f"{tally.passed} passed, {tally.failed} failed"
+              + (f", {tally.infra} not done (infrastructure)"
+                 if tally.infra else ""))
+    rec = record.make("check", not tally.failed and not tally.infra, {
         "quick": quick, "passed": tally.passed, "failed": tally.failed,
-        "failures": tally.failures, "steps": tally.steps}, started)
+        "infra": tally.infra, "failures": tally.failures,
+        "steps": tally.steps}, started)
     tally.say(f"check: record {record.save(rec)}")
     return rec

@@ -3,6 +3,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Callable, List, Optional
@@ -10,7 +11,7 @@ from typing import Callable, List, Optional
 from . import (bench, boot, buildtest, checkpatch, initramfs, kconfig, kernel,
                machinespec, matrix, packages, progress, record, render,
                tree)
-from .errors import LabError, UsageError
+from .errors import LabError, UsageError, exit_status
 from .paths import out_dir
 
 
@@ -149,15 +150,16 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                       expect_modes=bool(tree.series_files()),
                       done=progress.of_boots(len(matrix.entries(args.name)),
                                              args.name))
-    failed = sum(not r.ok for r in rows)
+    failed, infra = matrix.counts(rows)
     if args.json:
         print(json.dumps(
             [dict(name=r.entry.name, ok=r.ok, problems=r.problems,
                   **r.result.to_dict()) for r in rows], indent=1))
     else:
         print(matrix.render(rows))
-        print(f"{len(rows) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+        print(f"{len(rows) - failed - infra} passed, {failed} failed"
+              + (f", {infra} not booted (infrastructure)" if infra else ""))
+    return exit_status(failed, infra)
 
 
 def cmd_checkpatch(args: argparse.Namespace) -> int:
@@ -191,7 +193,7 @@ def show(rec: "record.Record", as_json: bool) -> int:
         print(json.dumps(rec.to_dict(), indent=1))
     else:
         print(render.markdown(rec))
-    return 0 if rec.ok else 1
+    return record.status_of(rec)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -289,7 +291,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                     out=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(rec.to_dict(), indent=1))
-    return 0 if rec.ok else 1
+    return record.status_of(rec)
 
 
 def at_least_one(option: str) -> Callable[[str], int]:
@@ -522,9 +524,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         return err.exit_code
     except BrokenPipeError:
         return closed_pipe()
-    except KeyboardInterrupt:
-        print("bringup: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        # 128 + the signal, as a shell reports a command it ended
+        signum = err.signum if isinstance(err, boot.Stopped) \
+            else signal.SIGINT
+        print(f"bringup: stopped by {signal.Signals(signum).name}",
+              file=sys.stderr)
+        return 128 + signum
 
 
 def closed_pipe() -> int:

@@ -7,7 +7,9 @@
      refusing QEMU, apt, a file of the lab itself
 
 A bare LabError is a usage error (exit 2); say InfraError where the
-machinery failed rather than the request.
+machinery failed rather than the request. A run of many tests (check,
+matrix, soak) goes on past an infrastructure error and counts it apart
+from the failures: exit_status() says what the counts mean.
 """
 
 
@@ -44,3 +46,12 @@ class QemuRefused(InfraError):
     def __init__(self, message: str, log: str) -> None:
         super().__init__(message)
         self.log = log
+
+
+def exit_status(failed: int, infra: int) -> int:
+    """The exit status of a run of many tests: 1 if one failed, whatever
+    else happened; 3 if none failed but the lab's machinery did (a boot
+    QEMU refused); else 0."""
+    if failed:
+        return BootFailed.exit_code
+    return InfraError.exit_code if infra else 0

@@ -291,6 +291,13 @@ class Row:
                 if rule in ENTRY_RULES]
 
 
+def counts(rows: List[Row]) -> Tuple[int, int]:
+    """How many boots failed (failed or hung), and how many QEMU would
+    not start: an infrastructure error, not a failure of the kernel."""
+    infra = sum(r.result.verdict == judge.INFRA for r in rows)
+    return sum(not r.ok for r in rows) - infra, infra
+
+
 def run(name: str, kernel: Kernel, initrd: Path, expect_modes: bool,
         done: Optional[Callable[[Row], None]] = None) -> List[Row]:
     """Boot every entry of a named matrix."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import kernel
-from .errors import InfraError, UsageError
+from .errors import InfraError, UsageError, exit_status
 from .paths import PATCHES, ROOT
 
 RESULTS = ROOT / "results"
@@ -195,6 +195,19 @@ def make(kind: str, ok: bool, results: dict, started: str) -> Record:
     """The record of a run that began at `started` and ends now, with the
     configs of every kernel this process built (kernel.BUILT)."""
     return Record(kind, ok, results, provenance(started, kernel.BUILT))
+
+
+def status_of(rec: Record) -> int:
+    """The exit status a run's record means (errors.exit_status): its
+    `infra` count, where it keeps one, is not a failure; a record that
+    failed without counts is a failure."""
+    if rec.ok:
+        return 0
+    infra = int(rec.results.get("infra", 0) or 0)
+    failed = int(rec.results.get("failed", 0) or 0)
+    if not infra:
+        failed = max(failed, 1)
+    return exit_status(failed, infra)
 
 
 def save(rec: Record, folder: Optional[Path] = None) -> Path:

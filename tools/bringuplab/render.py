@@ -189,7 +189,7 @@ def soak_md(results: dict) -> str:
             f"{results.get('minutes', 0):.0f} min, series of "
             f"{results.get('series', '?')} patches:\n\n" + _fence(
                 f"{summary}\n{results.get('passed', 0)} passed, "
-                f"{results.get('failed', 0)} failed"))
+                f"{results.get('failed', 0)} failed{_infra(results)}"))
     if results.get("not_run"):
         text += (f"\n\nCut off: {results['not_run']} boots not run "
                  "(`tools/bringup soak --resume RECORD` goes on).")
@@ -208,12 +208,20 @@ def soak_md(results: dict) -> str:
     return text
 
 
+def _infra(results: dict) -> str:
+    """What a run's summary line adds for its infrastructure errors
+    (records since they are counted apart), else nothing."""
+    infra = results.get("infra", 0)
+    return f", {infra} not done (infrastructure)" if infra else ""
+
+
 def check_md(results: dict) -> str:
-    rows = [["PASS" if s["ok"] else "FAIL", s["name"], s["detail"][:100]]
+    rows = [["PASS" if s["ok"] else "INFRA" if s.get("infra") else "FAIL",
+             s["name"], s["detail"][:100]]
             for s in results.get("steps", [])]
     text = _fence(report.table(["result", "step", "detail"], rows))
     text += (f"\n\n{results.get('passed', 0)} passed, "
-             f"{results.get('failed', 0)} failed")
+             f"{results.get('failed', 0)} failed{_infra(results)}")
     if results.get("failures"):
         text += "\n\nfailed: " + ", ".join(results["failures"])
     return text

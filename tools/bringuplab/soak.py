@@ -287,12 +287,14 @@ def run(boots: int = 300, seed: int = 1,
                 for scen in SCENARIOS if scen in scenarios]
         tried = sum(s.tried for s in sums)
         bad = sum(s.bad for s in sums)
+        infra = sum(s.infra for s in sums)
         rec = record.make("soak", not bad, {
             "command": command, "jobs": jobs,
             "minutes": round(earlier + (time.monotonic() - began) / 60, 1),
             "series": len(tree.series_files()),
             "scenarios": [asdict(s) for s in sums],
-            "passed": tried - bad, "failed": bad,
+            # failed: failed or hung; infra: QEMU would not start them
+            "passed": tried - bad, "failed": bad - infra, "infra": infra,
             "complete": len(booted) == planned,
             "not_run": planned - len(booted),
             "resumed_from": resume or "", "boots": booted}, started)
