@@ -100,7 +100,7 @@ def test_lockdep_splat():
     ("[    1.0] smpboot: do_boot_cpu failed(-1) to wakeup CPU#3",
      "boot-failed"),
     ("[    1.0] CPU3 failed to report alive state", "boot-failed"),
-    ("[   30.0] watchdog: BUG: soft lockup - CPU#2 stuck for 22s!", "BUG"),
+    ("[   30.0] watchdog: BUG: soft lockup - CPU#2 stuck for 22s!", "stuck"),
     ("[   30.0] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "stuck"),
     ("[    1.0] tsc: Marking TSC unstable due to check_tsc_sync_all failed",
      "tsc-off"),

@@ -46,23 +46,32 @@ TAP_RESULT = re.compile(r"^(ok|not ok) \d+ (.*?)(?: # (SKIP|.*))?$", re.M)
 # Lines the kernel prints when something went wrong, by kind (judge.py
 # fails a boot on any the boot's entry does not ask for).
 # Each kind of splat: the alternatives of its pattern.
+# Each alternative is a line some kernel the lab boots prints (6.1,
+# 6.12, this series' versions); tests/test_splat_rows.py holds one such
+# line per alternative that only that alternative catches.
 SPLAT_TEXTS = (
     ("WARN", (r"WARNING: CPU: \d+ PID: \d+",
               r"------------\[ cut here \]------------")),
-    ("BUG", (r"\bBUG: (?!KASAN)", r"Oops: ", r"general protection fault",
-             r"invalid opcode: ")),
+    # A soft lockup is a stuck CPU, below
+    ("BUG", (r"\bBUG: (?!KASAN|soft lockup)", r"Oops: ",
+             r"general protection fault", r"invalid opcode: ")),
     ("panic", (r"Kernel panic - not syncing",)),
     ("lockdep", (r"possible circular locking dependency",
                  r"inconsistent lock state", r"possible recursive locking",
                  r"lock held when returning", r"DEBUG_LOCKS_WARN_ON",
                  r"suspicious RCU usage", r"irq lock inversion")),
-    ("KASAN", (r"BUG: KASAN", r"KASAN: ")),
-    ("boot-failed", (r"failed to boot", r"do_boot_cpu failed",
-                     r"failed to report alive state", r"CPU\d+: Stuck",
-                     r"Not responding", r"stuck with the real-mode stack lock",
+    # "BUG: KASAN: <bug> in <where>", and after a general protection
+    # fault "KASAN: <bug> in range [...]"
+    ("KASAN", (r"KASAN: ",)),
+    # 6.1 and every version of the series; 6.12; v1 (the real-mode
+    # stack lock, the release); v2 and v3 (a CPU given up on that INIT
+    # could not stop); v2 (a CPU given up on, put back under INIT)
+    ("boot-failed", (r"do_boot_cpu failed",
+                     r"failed to report alive state",
+                     r"stuck with the real-mode stack lock",
                      r"real-mode stack lock held by",
-                     r"could not be stopped",
                      r"did not take its release",
+                     r"could not be stopped",
                      r"did not come up within \d+ seconds")),
     ("stuck", (r"CPU#\d+ stuck", r"rcu_\w+ detected stalls",
                r"self-detected stall")),
