@@ -332,11 +332,19 @@ def lab_line(facts: Facts, line: str) -> None:
 
 
 def qemu_errors(text: str) -> List[str]:
-    """QEMU's errors among the first lines (its warnings, e.g. the AMD
-    profile's about hyperthreading, do not stop the machine)."""
-    return [line for line in text.splitlines()[:5]
-            if line.startswith(QEMU_PREFIX)
-            and not line.startswith(QEMU_PREFIX + "warning:")]
+    """QEMU's errors before the guest's first line, however many
+    warnings come first (its warnings, e.g. the AMD profile's about
+    hyperthreading, do not stop the machine); the lab's own lines
+    ("# ...") are skipped."""
+    errors = []
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        if not line.startswith(QEMU_PREFIX):
+            break
+        if not line.startswith(QEMU_PREFIX + "warning:"):
+            errors.append(line)
+    return errors
 
 
 def killed_line(why: str) -> str:
