@@ -52,7 +52,7 @@ unit:
 	$(PYTHON) -m pytest -q tests
 
 # Every rule of the judge broken in turn (tools/mutate): a mutant of
-# judge.py no unit test kills fails the target; parse.py's are listed.
+# judge.py, parse.py or logexpect.py no unit test kills fails the target.
 mutate:
 	nice $(PYTHON) tools/mutate
 

@@ -50,3 +50,50 @@ def test_every_comparison_flips_to_its_negation():
     assert flips == {"==": "!=", "!=": "==", "<": ">=", ">=": "<",
                      ">": "<=", "<=": ">", "in": "not in", "not in": "in",
                      "is": "is not", "is not": "is"}
+
+
+PATTERNS = '''\
+import re
+KINDS = (("a", ("x", "y")),)
+LINE = re.compile(r"(?:smpboot|cpuhp): (parallel|serial)")
+
+
+def first(lines):
+    return lines[:5] if len(lines) > 1.5 else lines
+'''
+
+
+def test_the_mutants_of_constants_strings_and_patterns():
+    got = [what for _, what, in
+           ((m.line, m.what) for m in mutate.mutants("p.py", PATTERNS))]
+    assert got == [
+        "drop 'x' from `('x', 'y')`", "drop 'y' from `('x', 'y')`",
+        "drop regex alternative 'smpboot'", "drop regex alternative 'cpuhp'",
+        "drop regex alternative 'parallel'",
+        "drop regex alternative 'serial'",
+        "negate conditional `len(lines) > 1.5`",
+        "flip `>` to `<=` in `len(lines) > 1.5`",
+        "constant 1.5 to 1.575",
+        "constant 5 to 6", "constant 5 to 4",
+    ]
+
+
+def test_a_regex_alternative_goes_with_one_bar():
+    def dropped(pattern):
+        return [mutate.without_branch(pattern, span)
+                for span in mutate.branches(pattern)]
+    assert dropped(r"a|b|c") == ["b|c", "a|c", "a|b"]
+    # classes, escapes and named groups are not split
+    assert dropped(r"x[|a]|\||(?P<n>u|v)w") == [
+        r"\||(?P<n>u|v)w", r"x[|a]|(?P<n>u|v)w", r"x[|a]|\|",
+        r"x[|a]|\||(?P<n>v)w", r"x[|a]|\||(?P<n>u)w"]
+    assert mutate.branches(r"no alternatives (here)") == []
+
+
+def test_the_tests_of_a_module_are_those_that_import_it(tmp_path):
+    (tmp_path / "test_a.py").write_text("from bringuplab import judge, x\n")
+    (tmp_path / "test_b.py").write_text("import bringuplab.judge\n")
+    (tmp_path / "test_c.py").write_text("from bringuplab.judge import E\n")
+    (tmp_path / "test_d.py").write_text("from bringuplab import judgement\n")
+    assert mutate.importers("tools/bringuplab/judge.py", tmp_path) == [
+        "tests/test_a.py", "tests/test_b.py", "tests/test_c.py"]
