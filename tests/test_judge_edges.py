@@ -105,3 +105,15 @@ def test_a_target_has_no_slack(v3_ms, result):
     rows = bench.target_rows([sample(V3, v3_ms),
                               sample("upstream-parallel", 100)])
     assert rows[0][2:] == [f"{v3_ms / 100:.2f}", "0.80", "1", result]
+
+
+@pytest.mark.parametrize("edit,rule", [
+    # a selftest that never reported (hung, or its line lost)
+    (lambda t: t.replace(line_of(t, "ok 2 selftests:"), "", 1), "selftest"),
+    # no plan line: results cannot be checked against it
+    (lambda t: t.replace("\n1..2\n", "\n", 1), "selftest")])
+def test_the_tap_results_are_checked_against_their_plan(edit, rule):
+    want = Expect(16, 16, 16, ("cpus", "hotplug", "selftest"), "parallel")
+    text = edit(load(SELFTEST))
+    assert parse.parse(text).tap.planned in (2, None)
+    assert rules(verdict(text, want)) == (rule,)

@@ -173,6 +173,10 @@ def selftest(facts: Facts, want: Expect) -> List[str]:
     if any(step.startswith("selftest") for step in want.plan):
         if not facts.tap.total:
             why.append("selftest: no TAP results")
+        elif facts.tap.planned != facts.tap.total:
+            # a test that hung or a console that lost lines
+            why.append(f"selftest: {facts.tap.total} TAP results, "
+                       f"{facts.tap.planned} planned")
         if facts.tap.failed:
             why.append(f"selftest: {facts.tap.failed} failed")
         if facts.tap.skipped:

@@ -42,6 +42,7 @@ LAB_LINE = re.compile(r"^LAB: (.*)$", re.M)
 KILLED = re.compile(r"^# lab: killed: (.*)$", re.M)
 QEMU_PREFIX = "qemu-system-x86_64: "
 TAP_RESULT = re.compile(r"^(ok|not ok) \d+ (.*?)(?: # (SKIP|.*))?$", re.M)
+TAP_PLAN = re.compile(r"^1\.\.(\d+)\s*$", re.M)
 
 # Lines the kernel prints when something went wrong, by kind (judge.py
 # fails a boot on any the boot's entry does not ask for).
@@ -92,6 +93,9 @@ class Tap:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    # The results the plan lines ("1..N", one per TAP run) announce;
+    # None: no plan line
+    planned: Optional[int] = None
 
 
 @dataclass
@@ -209,7 +213,8 @@ def lab_fields(line: str) -> Dict[str, str]:
 
 
 def tap(text: str) -> Tap:
-    res = Tap()
+    plans = TAP_PLAN.findall(text)
+    res = Tap(planned=sum(map(int, plans)) if plans else None)
     for match in TAP_RESULT.finditer(text):
         res.total += 1
         if match.group(1) == "not ok":
