@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
+from junitparser import Error, Failure, JUnitXml
 
 from bringuplab import (boot, check, cli, errors, initramfs, kernel,
                         matrix, packages, record, result)
@@ -91,6 +92,18 @@ def test_check_exits_3_for_a_refused_machine_and_1_for_a_failed_boot(
         assert "1 not done (infrastructure)" in text
     saved = record.load(next((tmp_path / "results").glob("check-*.json")))
     assert record.status_of(saved) == code
+    # the JUnit XML beside it, as a CI system reads it
+    xml = JUnitXml.fromfile(str(next((tmp_path / "results")
+                                     .glob("check-*.xml"))))
+    [suite] = list(xml)
+    cases = {case.name: case for case in suite}
+    assert len(cases) == len(saved.results["steps"]) == suite.tests
+    for i, kind in enumerate(kinds):
+        result = cases[f"boot {kind}-{i}"].result
+        want = {"ok": [], "panic": [Failure], "refused": [Error]}[kind]
+        assert [type(r) for r in result] == want
+    assert (suite.failures, suite.errors) == (
+        sum(k == "panic" for k in kinds), sum(k == "refused" for k in kinds))
 
 
 def test_matrix_counts_a_refused_machine_apart(monkeypatch, tmp_path):

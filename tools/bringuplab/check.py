@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, TextIO, Tuple
 
-from . import (boot, checkpatch, initramfs, judge, kernel, matrix,
+from . import (boot, checkpatch, initramfs, judge, junit, kernel, matrix,
                packages, parse, record, tree, worktree)
 from .errors import InfraError, LabError, QemuRefused
 from .machinespec import MachineSpec
@@ -312,5 +312,7 @@ def run(quick: bool = False, out: Optional[TextIO] = None
         "quick": quick, "passed": tally.passed, "failed": tally.failed,
         "infra": tally.infra, "failures": tally.failures,
         "steps": tally.steps}, started)
-    tally.say(f"check: record {record.save(rec)}")
+    path = record.save(rec)
+    tally.say(f"check: JUnit XML {junit.write(rec, path.with_suffix('.xml'))}")
+    tally.say(f"check: record {path}")
     return rec

@@ -18,7 +18,9 @@ NEEDS: Dict[str, List[str]] = {
     # kexec-tools: the guest's kexec; the host never loads a kernel with it.
     "initramfs": ["busybox-static", "kexec-tools"],
     "boot": ["qemu-system-x86"],
-    "check": ["python3-pytest", "shellcheck", "perl"],
+    # python3-junitparser: the unit test that reads make check's JUnit XML
+    # as a CI system would
+    "check": ["python3-pytest", "python3-junitparser", "shellcheck", "perl"],
     "bench": ["gnuplot-nox"],
     # serialwork's TCG plugin (tools/plugin/serialwork.c); QEMU's plugin
     # header comes from `apt-get source qemu` (serialwork.header())
