@@ -153,7 +153,9 @@ def test_judge_prints_the_verdict_and_exits_0_on_a_pass():
     assert lines[0].startswith("pass: 32/32 CPUs online, mode parallel")
     assert "32 vCPUs, 32 brought up, 32 online, plan cpus,hotplug, " \
         "mode parallel" in lines[1]
-    assert len(lines) == 2
+    assert lines[2] == ("  rules: today's; when the log was written is "
+                        "unknown (no time in its name)")
+    assert len(lines) == 3
 
 
 def test_judge_json():
@@ -255,3 +257,25 @@ def test_the_verdict_says_how_the_log_was_judged(tmp_path):
     text = logexpect.render(*logexpect.rejudge(LOGS / TOPO))
     assert "  judged as a boot of series-intel-32-2x8x2-topology-hotplug:" \
         in text
+
+
+def test_judge_says_whether_todays_rules_are_newer_than_the_log(
+        tmp_path, monkeypatch):
+    from datetime import datetime, timezone
+    log = tmp_path / "hotplug-16-20261201-101500-123.log"
+    log.write_text(load("series-intel-16-parallel.log"))
+    assert logexpect.written(log) == datetime(2026, 12, 1, 10, 15,
+                                              tzinfo=timezone.utc)
+    later = datetime(2026, 12, 3, 9, 0, tzinfo=timezone.utc)
+    assert "after the log was written (2026-12-01 10:15 UTC)" in \
+        logexpect.rules_line(logexpect.written(log), later)
+    earlier = datetime(2026, 11, 30, tzinfo=timezone.utc)
+    assert "unchanged since the log was written" in \
+        logexpect.rules_line(logexpect.written(log), earlier)
+    assert "unknown (no git" in logexpect.rules_line(logexpect.written(log),
+                                                      None)
+    assert "unknown (no time" in logexpect.rules_line(None, later)
+    monkeypatch.setattr(logexpect, "rules_changed", lambda: later)
+    kept, res = logexpect.rejudge(log)
+    assert "  rules: today's, changed 2026-12-03 09:00 UTC" in \
+        logexpect.render(kept, res)

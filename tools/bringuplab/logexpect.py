@@ -15,17 +15,22 @@ import json
 import re
 import shlex
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import boot, judge, machine as machmod, machinespec, matrix, \
-    parse, soak, tree
+    parse, record, soak, tree
 from .errors import LabError
 from .result import BootResult, judged
 
 # boot.run names a log LABEL-YYYYmmdd-HHMMSS-PID.log; a soak rerun's
 # label ends in #N.
-LOG_NAME = re.compile(r"^(.+?)(?:#\d+)?-\d{8}-\d{6}-\d+\.log$")
+LOG_NAME = re.compile(r"^(.+?)(?:#\d+)?-(\d{8}-\d{6})-\d+\.log$")
+# What the verdict of a log depends on besides the log: the judge, the
+# parser, and the expectations of entries (matrix, soak, this file).
+RULE_FILES = ("judge.py", "parse.py", "logexpect.py", "matrix.py",
+              "soak.py")
 SERIAL_PARAMS = (matrix.SERIAL, "no_parallel_bringup", "nosmp")
 
 
@@ -207,6 +212,44 @@ def rejudge(path: Path) -> Tuple[Kept, BootResult]:
     return kept, judged(facts, kept.expect, str(path))
 
 
+def written(path: Path) -> Optional[datetime]:
+    """When the log was written: the stamp boot.run put in its name
+    (None without one: a copied file's time says nothing)."""
+    named = LOG_NAME.match(path.name)
+    if not named:
+        return None
+    return datetime.strptime(named.group(2), "%Y%m%d-%H%M%S") \
+        .replace(tzinfo=timezone.utc)
+
+
+def rules_changed() -> Optional[datetime]:
+    """When the lab's rules last changed (git), None if unknown."""
+    files = [f"tools/bringuplab/{name}" for name in RULE_FILES]
+    when = record.first_line(["git", "-C", str(record.ROOT), "log", "-1",
+                              "--format=%cI", "--", *files])
+    try:
+        return datetime.fromisoformat(when)
+    except ValueError:
+        return None
+
+
+def rules_line(log_time: Optional[datetime],
+               rules_time: Optional[datetime]) -> str:
+    """Whether today's rules judged a log older than they are."""
+    if log_time is None:
+        return ("  rules: today's; when the log was written is unknown "
+                "(no time in its name)")
+    log = f"{log_time:%Y-%m-%d %H:%M} UTC"
+    if rules_time is None:
+        return (f"  rules: today's, on a log written {log}; when they last "
+                "changed is unknown (no git history)")
+    if rules_time > log_time:
+        rules = f"{rules_time.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
+        return (f"  rules: today's, changed {rules}, after the log was "
+                f"written ({log}): the verdict when it ran may differ")
+    return f"  rules: today's, unchanged since the log was written ({log})"
+
+
 def render(kept: Kept, res: BootResult) -> str:
     want = kept.expect
     # A hung boot may not have got as far as either figure
@@ -220,17 +263,21 @@ def render(kept: Kept, res: BootResult) -> str:
              f"up, {want.online} online, plan {','.join(want.plan)}, mode "
              f"{want.mode or 'unchecked'}, {len(want.present)} lines "
              f"wanted, {len(want.absent)} forbidden"]
+    lines.append(rules_line(written(kept.path), rules_changed()))
     lines += [f"  {rule}: {why}" for rule, why in zip(res.rules,
                                                        res.reasons)]
     return "\n".join(lines)
 
 
 def to_json(kept: Kept, res: BootResult) -> str:
+    changed, when = rules_changed(), written(kept.path)
     return json.dumps({
         "log": str(kept.path), "verdict": res.verdict,
         "reasons": [{"rule": rule, "text": why}
                     for rule, why in zip(res.rules, res.reasons)],
         "entry": kept.entry.name, "known_entry": kept.known,
+        "written": when.isoformat() if when else None,
+        "rules_changed": changed.isoformat() if changed else None,
         "expect": asdict(kept.expect), "facts": res.to_dict()}, indent=1)
 
 
