@@ -51,7 +51,8 @@ def test_the_host_clock_boot_passes_when_the_probe_measured(plan, capsys):
     assert spec.kernel == Path("out-guest/arch/x86/boot/bzImage")
     assert spec.mach.cpus == check.HOST_CLOCK.cpus
     out = capsys.readouterr().out.strip().splitlines()
-    assert out[-2] == "3 passed, 0 failed"
+    assert out[-3] == "3 passed, 0 failed"
+    assert out[-2].startswith("check: JUnit XML ")
     assert out[-1].startswith("check: record ")
     path = Path(out[-1].split("check: record ", 1)[1])
     data = json.loads(path.read_text())
