@@ -74,7 +74,7 @@ def test_check_exits_3_for_a_refused_machine_and_1_for_a_failed_boot(
                         lambda *a, **k: kernel.built_in(out, "guest"))
     monkeypatch.setattr(initramfs, "build", lambda *a, **k: tmp_path)
     monkeypatch.setattr(matrix, "entries", lambda name: entries(*kinds))
-    for step in ("unit_tests", "shellcheck"):
+    for step in ("unit_tests", "shellcheck", "quoted_figures"):
         monkeypatch.setattr(check, step, lambda tally: None)
     monkeypatch.setattr(check, "patches", lambda tally: True)
     monkeypatch.setattr(check.tree, "is_tree", lambda: True)

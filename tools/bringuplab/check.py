@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, TextIO, Tuple
 
 from . import (boot, checkpatch, initramfs, judge, junit, kernel, matrix,
-               packages, parse, record, tree, worktree)
+               packages, parse, quotes, record, tree, worktree)
 from .errors import InfraError, LabError, QemuRefused
 from .machinespec import MachineSpec
 from .paths import BUILD, ROOT
@@ -96,6 +96,15 @@ def shellcheck(tally: Tally) -> None:
                           capture_output=True, text=True, check=False)
     tally.add("shellcheck guest/init .ci/run", proc.returncode == 0,
               proc.stdout.strip().splitlines()[0] if proc.returncode else "")
+
+
+def quoted_figures(tally: Tally) -> None:
+    """Every record README.md, docs/ and patches/ cite is clean and of
+    the code it speaks of (quotes.py)."""
+    found = quotes.problems()
+    tally.add("figures quoted from clean records of the code quoted",
+              not found, "; ".join(found[:3])
+              + (f" (and {len(found) - 3} more)" if len(found) > 3 else ""))
 
 
 def patches(tally: Tally) -> bool:
@@ -288,6 +297,7 @@ def run(quick: bool = False, out: Optional[TextIO] = None
     packages.ensure(list(packages.NEEDS))
     unit_tests(tally)
     shellcheck(tally)
+    quoted_figures(tally)
     applied = tally.guard("tree build/linux (made from BASE if missing)",
                           lambda: tree.create(reset=False)
                           if not tree.is_tree() else "present",
