@@ -712,7 +712,7 @@ def mocked_run(sides, tmp_path, monkeypatch):
                         lambda side: ["kernel/cpu.c"])
     monkeypatch.setattr(buildtest, "environment",
                         lambda chosen, sides: {"tools": {"gcc": "gcc 12"}})
-    monkeypatch.setattr(buildtest, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(buildtest.record, "RESULTS", tmp_path / "results")
     return ensured
 
 
@@ -741,7 +741,11 @@ def test_run_fails_when_the_series_adds_a_warning(mocked_run, sides,
     assert out[-1] == "1 passed, 1 failed"
     assert mocked_run == [["tree", "kernel", "sparse", "cross-arm64"]]
     record, = (tmp_path / "results").glob("buildtest-*.json")
-    data = json.loads(record.read_text())
+    saved = json.loads(record.read_text())
+    # the lab's record schema: kind, ok, results, provenance
+    assert (saved["kind"], saved["ok"]) == ("buildtest", False)
+    assert saved["provenance"]["argv"] and saved["provenance"]["host"]
+    data = saved["results"]
     assert data["argv"][-1] == "x86_64-sparse,arm64"
     assert data["touched"] == ["kernel/cpu.c"]
     assert data["tools"] == {"gcc": "gcc 12"}
@@ -781,7 +785,7 @@ def test_a_run_cut_off_keeps_the_record_of_what_it_built(
     with pytest.raises(KeyboardInterrupt):
         buildtest.run("riscv64,ppc64le", 1, False, False, [])
     record, = (tmp_path / "results").glob("buildtest-*.json")
-    data = json.loads(record.read_text())
+    data = json.loads(record.read_text())["results"]
     assert not data["complete"] and data["not_built"] == ["ppc64le"]
     assert [t["name"] for t in data["targets"]] == ["riscv64"]
     assert (data["passed"], data["failed"]) == (1, 0)
@@ -839,7 +843,7 @@ def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
     assert names == ["riscv64", "riscv64", "cut", "arm64", "arm64",
                      "ppc64le", "ppc64le"]
     whole, = (tmp_path / "results").glob("buildtest-*.json")
-    data = json.loads(whole.read_text())
+    data = json.loads(whole.read_text())["results"]
     assert [t["name"] for t in data["targets"]] == ["riscv64", "arm64",
                                                     "ppc64le"]
     assert data["complete"] and data["kept"] == 1
@@ -852,11 +856,15 @@ def test_resume_keeps_what_a_run_cut_off_built_and_builds_the_rest(
                          "another base"),
                         (dict(full=True), "was a --full run")):
         data = json.loads((tmp_path / "cut.json").read_text())
-        data.update(change)
+        data["results"].update(change)
         with pytest.raises(buildtest.LabError, match=why):
             buildtest.kept_targets(data, "R", False, "base-1", "lab-2")
+        # and the same in a record of before the lab's schema
+        with pytest.raises(buildtest.LabError, match=why):
+            buildtest.kept_targets(data["results"], "R", False, "base-1",
+                                   "lab-2")
     data = json.loads((tmp_path / "cut.json").read_text())
-    data["targets"][0]["ok"] = False
+    data["results"]["targets"][0]["ok"] = False
     assert buildtest.kept_targets(data, "R", False, "base-1", "lab-2") == []
     with pytest.raises(buildtest.LabError, match="not a buildtest record"):
         buildtest.kept_targets({"kind": "soak"}, "R", False, "b", "h")

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bringuplab import cli, kernel, matrix, packages, progress
+from bringuplab import cli, kernel, matrix, packages, progress, record, render
 from bringuplab.machinespec import MachineSpec
 
 # A bzImage path with no build beside it (NR_CPUS unknown: 512)
@@ -51,9 +51,11 @@ def boot_result(verdict: str = "pass") -> SimpleNamespace:
     return SimpleNamespace(**fields, to_dict=lambda: dict(fields))
 
 
-def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys):
+def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys,
+                                                   tmp_path):
     from bringuplab import initramfs, tree
     rows = [matrix.Row(matrix.Entry("intel-1", MachineSpec(1)), boot_result())]
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
     monkeypatch.setattr(tree, "series_files", lambda: [])
@@ -63,6 +65,13 @@ def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys):
     assert data[0]["name"] == "intel-1" and data[0]["ok"] is True
     assert cli.main(["matrix", "quick", "--kernel", "bz"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
+    # each run leaves a record of the lab's schema, which render prints
+    saved = sorted(tmp_path.glob("matrix-*.json"))
+    assert len(saved) == 2
+    rec = record.load(saved[-1])
+    assert rec.kind == "matrix" and rec.ok and rec.provenance
+    assert rec.results["boots"][0]["name"] == "intel-1"
+    assert "intel-1" in render.markdown(rec)
 
 
 def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):

@@ -26,7 +26,6 @@ from .kbuild import (Config, Diag, new_diagnostics, object_enabled,
 from .paths import BUILD, ROOT, TREE
 
 BT = BUILD / "buildtest"
-RESULTS = ROOT / "results"
 
 
 # --- Targets -------------------------------------------------------------
@@ -526,6 +525,8 @@ def kept_targets(data: object, where: str, full: bool, base: str,
     of the same patches/ on the same base may keep: a run cut off, or
     one of other --only targets. LabError if it is not one. Compiler
     versions are not compared: resume on the host that built them."""
+    if isinstance(data, dict) and data.get("kind") == "buildtest":
+        data = data.get("results")     # the lab's record schema
     if not isinstance(data, dict) or not isinstance(data.get("targets"),
                                                     list):
         raise LabError(f"{where} is not a buildtest record")
@@ -566,23 +567,22 @@ def run(only: str = "", jobs: int = 1, full: bool = False,
     stages = ["tree", "kernel"] + [s for t in chosen for s in t.needs]
     packages.ensure(list(dict.fromkeys(stages)))
     started = time.time()
+    stamp = record.now()
     sides = prepare_trees()
     touched = changed_files(sides[1])
     say = sys.stderr if as_json else sys.stdout
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / time.strftime("buildtest-%Y%m%d-%H%M%S.json",
-                                   time.gmtime(started))
     env = environment(chosen, sides)
     earlier = float(sum(float(t.get("seconds") or 0) for t in kept))
     results: List[Result] = []
+    path: List[Path] = []
 
     def write() -> dict:
-        """The record as it stands: rewritten after every target, so a
-        run cut off after hours keeps what it built."""
+        """The record as it stands (the lab's record schema, kind
+        buildtest): rewritten after every target, so a run cut off
+        after hours keeps what it built."""
         built = kept + [r.to_dict() for r in results]
         failed = sum(not t.get("ok") for t in built)
-        data = {"argv": list(argv), "started": time.strftime(
-                    "%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
+        data = {"argv": list(argv),
                 "seconds": round(time.time() - started + earlier),
                 "jobs": jobs, "full": full, "touched": touched, **env,
                 "targets": built,
@@ -590,11 +590,15 @@ def run(only: str = "", jobs: int = 1, full: bool = False,
                 "complete": len(results) == len(chosen),
                 "not_built": [t.name for t in chosen[len(results):]],
                 "resumed_from": resume, "kept": len(kept)}
-        path.write_text(json.dumps(data, indent=1) + "\n")
+        rec = record.make("buildtest", not failed, data, stamp)
+        if path:
+            record.rewrite(rec, path[0])
+        else:
+            path.append(record.save(rec))
         return data
 
     write()
-    print(f"lab: buildtest: record in {path}", file=sys.stderr)
+    print(f"lab: buildtest: record in {path[0]}", file=sys.stderr)
     for target in chosen:
         result = compare_target(target, sides, jobs, full, touched)
         results.append(result)

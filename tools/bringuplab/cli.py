@@ -144,6 +144,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     matrix.entries(args.name)
+    started = record.now()
     packages.ensure(["boot", "initramfs"])
     kern = kernel.given(args.kernel)
     rows = matrix.run(args.name, kern, initramfs.build(),
@@ -151,6 +152,13 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                       done=progress.of_boots(len(matrix.entries(args.name)),
                                              args.name))
     failed, infra = matrix.counts(rows)
+    saved = record.save(record.make(
+        "matrix", not failed and not infra, {
+            "command": f"tools/bringup matrix {args.name}"
+                       + (f" --kernel {args.kernel}" if args.kernel else ""),
+            "matrix": args.name, "passed": len(rows) - failed - infra,
+            "failed": failed, "infra": infra,
+            "boots": [matrix.row_record(r) for r in rows]}, started))
     if args.json:
         print(json.dumps(
             [dict(name=r.entry.name, ok=r.ok, problems=r.problems,
@@ -159,6 +167,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         print(matrix.render(rows))
         print(f"{len(rows) - failed - infra} passed, {failed} failed"
               + (f", {infra} not booted (infrastructure)" if infra else ""))
+    print(f"lab: matrix: record {saved}", file=sys.stderr)
     return exit_status(failed, infra)
 
 

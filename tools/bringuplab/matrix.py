@@ -291,6 +291,18 @@ class Row:
                 if rule in ENTRY_RULES]
 
 
+def row_record(row: Row) -> dict:
+    """One boot as the records of matrix and soak keep it."""
+    res = row.result
+    return {"name": row.entry.name, "tcg": row.entry.machine.tcg,
+            "apic": "x2apic" if "x2apic" in res.apic else "xapic",
+            "verdict": res.verdict, "mode": res.mode,
+            "cpus": f"{res.cpus_online}/{res.cpus_expected}",
+            "bringup_ms": res.bringup_ms,
+            "why": "; ".join(dict.fromkeys(row.problems + res.reasons)),
+            "log": res.log}
+
+
 def counts(rows: List[Row]) -> Tuple[int, int]:
     """How many boots failed (failed or hung), and how many QEMU would
     not start: an infrastructure error, not a failure of the kernel."""

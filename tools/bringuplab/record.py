@@ -25,7 +25,7 @@ from .paths import PATCHES, ROOT
 RESULTS = ROOT / "results"
 SCHEMA = 1
 KINDS = ("bench", "compare", "check", "soak", "states", "serialwork",
-         "deb", "sysboot")
+         "deb", "sysboot", "buildtest", "matrix")
 UNKNOWN = "unknown"
 
 
@@ -257,6 +257,10 @@ def from_dict(data: object, source: str = "") -> Record:
     if isinstance(data, dict) and "samples" in data:
         return Record("bench", _all_pass(data["samples"]), dict(data),
                       source=source)
+    if isinstance(data, dict) and "targets" in data and "repo" in data:
+        # buildtest's own format, before it wrote the lab's records
+        return Record("buildtest", not data.get("failed"), dict(data),
+                      source=source)
     if isinstance(data, list) and data and isinstance(data[0], dict):
         if "variant" in data[0]:
             return Record("bench", _all_pass(data), {"samples": data},
@@ -264,7 +268,7 @@ def from_dict(data: object, source: str = "") -> Record:
         if "states" in data[0] and "mode" in data[0]:
             return Record("states", True, {"boots": data}, source=source)
     raise UsageError(f"{source or 'the file'} is not a record of the lab "
-                     "(bench, compare, check, soak or states)")
+                     f"({', '.join(KINDS)})")
 
 
 def _all_pass(samples: list) -> bool:

@@ -227,10 +227,42 @@ def check_md(results: dict) -> str:
     return text
 
 
+def buildtest_md(results: dict) -> str:
+    """A buildtest record: each target built from base and series."""
+    rows = [[t.get("name", "?"), "PASS" if t.get("ok") else "FAIL",
+             str(len(t.get("new_warnings") or [])),
+             "; ".join(t.get("problems") or [])[:70] or "-",
+             f"{float(t.get('seconds') or 0):.0f}"]
+            for t in results.get("targets", [])]
+    text = _fence(report.table(["target", "result", "new warnings",
+                                "problems", "s"], rows)
+                  + f"\n{results.get('passed', 0)} passed, "
+                  f"{results.get('failed', 0)} failed")
+    for target in results.get("targets", []):
+        for warning in target.get("new_warnings") or []:
+            text += f"\n\n{target.get('name')}: `{warning.get('shown')}`"
+    if results.get("not_built"):
+        text += ("\n\nCut off: not built " + ", ".join(
+            results["not_built"]) + " (`tools/bringup buildtest --resume "
+            "RECORD` goes on).")
+    return text
+
+
+def matrix_md(results: dict) -> str:
+    """A matrix record: every boot of one named matrix."""
+    rows = [[b["name"], b["tcg"], b["apic"], b["verdict"], b["mode"] or "-",
+             b["cpus"], report.fmt_ms(b["bringup_ms"]), b["why"][:70]]
+            for b in results.get("boots", [])]
+    return _fence(report.table(BOOT_HEAD, rows) + (
+        f"\n{results.get('passed', 0)} passed, "
+        f"{results.get('failed', 0)} failed{_infra(results)}"))
+
+
 BODIES: Dict[str, Callable[[dict], str]] = {
     "bench": bench_md, "compare": compare_md, "check": check_md,
     "soak": soak_md, "states": states_md, "serialwork": serialwork.render,
-    "deb": deb.markdown, "sysboot": sysboot.markdown}
+    "deb": deb.markdown, "sysboot": sysboot.markdown,
+    "buildtest": buildtest_md, "matrix": matrix_md}
 
 
 def title(rec: record.Record) -> str:
@@ -239,7 +271,9 @@ def title(rec: record.Record) -> str:
             "states": "bringup by hotplug state",
             "serialwork": "serialized work per AP",
             "deb": "Debian kernel package",
-            "sysboot": "Debian 12 boot time, Debian's kernel and ours"
+            "sysboot": "Debian 12 boot time, Debian's kernel and ours",
+            "buildtest": "base and series built for many configs",
+            "matrix": f"matrix {rec.results.get('matrix', '')}"
             }[rec.kind]
     state = "pass" if rec.ok else "FAIL"
     return f"# {what}: {state}"

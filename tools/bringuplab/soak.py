@@ -349,14 +349,4 @@ def run(boots: int = 300, seed: int = 1,
 
 def boot_record(scenario: str, row: matrix.Row) -> dict:
     """One boot of the soak as its record keeps it."""
-    res = row.result
-    verdict = "pass" if row.ok else (
-        "fail" if res.verdict == "pass" else res.verdict)
-    return {"scenario": scenario, "name": row.entry.name,
-            "tcg": row.entry.machine.tcg,
-            "apic": "x2apic" if "x2apic" in res.apic else "xapic",
-            "verdict": verdict, "mode": res.mode,
-            "cpus": f"{res.cpus_online}/{res.cpus_expected}",
-            "bringup_ms": res.bringup_ms,
-            "why": "; ".join(dict.fromkeys(row.problems + res.reasons)),
-            "log": res.log}
+    return {"scenario": scenario, **matrix.row_record(row)}

@@ -85,8 +85,11 @@ def row_of(path: Path) -> Row:
         lab = prov.lab_revision[:7] + ("+" if prov.lab_dirty else "")
         took = render.took(prov).strip(" ()")
     passed, failed = _counts(rec.results, rec.kind)
+    # what a run cut off did not do: a soak's boots, buildtest's targets
+    not_run = rec.results.get("not_run") or len(
+        rec.results.get("not_built") or [])
     return Row(rec.kind, command, rec.ok, passed, failed, took, lab, path,
-               int(rec.results.get("not_run") or 0))
+               int(not_run))
 
 
 def target_lines(path: Path) -> List[str]:
