@@ -2,7 +2,7 @@
 PYTHON := /usr/bin/python3
 BRINGUP := $(PYTHON) tools/bringup
 
-.PHONY: setup tree export kernel debug-kernel bisect buildtest initramfs \
+.PHONY: setup tree export kernel debug-kernel each-patch buildtest initramfs \
 	deb demo check check-quick unit mutate bench bench-full soak status
 
 setup:
@@ -23,7 +23,7 @@ debug-kernel: tree
 # Build every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs, and
 # boot each guest kernel on 8 vCPUs in both bringup modes
 # (tools/bringuplab/each_patch.py; not a git bisect, every patch in turn).
-bisect: tree
+each-patch: tree
 	$(BRINGUP) kernel --each --boot --config guest,nosmp
 
 # Base vs series for many configs and arches: a build error or a new

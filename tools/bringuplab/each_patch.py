@@ -1,5 +1,5 @@
 """Build every patch of the series in turn, each with every config asked
-for, and with --boot boot each patch's guest kernel (`make bisect`,
+for, and with --boot boot each patch's guest kernel (`make each-patch`,
 `bringup kernel --each`): that every patch builds and boots, not a
 search for the patch that broke something."""
 from typing import List
@@ -24,7 +24,7 @@ def boot_both_modes(num: int, kern: kernel.Kernel) -> List[str]:
         spec = boot.BootSpec(BOOT_MACHINE.make(), kern.image, initrd,
                              append,
                              plan=["cpus", "hotplug"],
-                             label=f"bisect-{num:02d}-{mode}")
+                             label=f"each-patch-{num:02d}-{mode}")
         res = boot.run(spec, quiet=True)
         if res.verdict != "pass":
             failed.append(f"{mode}: {res.verdict} "
@@ -53,7 +53,7 @@ def run(configs: List[str], first: int = 1, last: int = 0,
     if last > len(revs):
         raise UsageError(f"--to {last}: the series has patches 1-"
                          f"{len(revs)}")
-    where = BUILD / "bisect" / "linux"
+    where = BUILD / "each-patch" / "linux"
     failed = 0
     steps = Progress((last - first + 1) * len(configs), "kernel --each")
     for num, rev in enumerate(revs, 1):
@@ -65,7 +65,7 @@ def run(configs: List[str], first: int = 1, last: int = 0,
             try:
                 kern = kernel.build(config, where,
                                      where.parent / f"out-{config}",
-                                     tag=f"-bisect-{num}")
+                                     tag=f"-each-patch-{num}")
                 state = "ok"
                 if boot_each and config == "guest":
                     bad = boot_both_modes(num, kern)
@@ -74,10 +74,10 @@ def run(configs: List[str], first: int = 1, last: int = 0,
                     failed += 1 if bad else 0
             except LabError as err:
                 state, failed = f"FAIL ({err})", failed + 1
-            print(f"bisect: {num:02d}/{len(revs)} {config}: {state}: "
+            print(f"each-patch: {num:02d}/{len(revs)} {config}: {state}: "
                   f"{subject}", flush=True)
             steps.done(f"patch {num} {config}")
     builds = (last - first + 1) * len(configs)
-    print(f"bisect: patches {first}-{last} of {len(revs)}: "
+    print(f"each-patch: patches {first}-{last} of {len(revs)}: "
           f"{builds - failed} passed, {failed} failed")
     return 1 if failed else 0

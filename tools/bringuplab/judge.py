@@ -33,7 +33,6 @@ from typing import Callable, List, Optional, Tuple
 from .parse import Facts, started_again
 
 PASS, FAIL, HANG, INFRA = "pass", "fail", "hang", "infra"
-STATUSES = (PASS, FAIL, HANG, INFRA)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ class Reason:
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str                       # one of STATUSES
+    status: str                       # PASS, FAIL, HANG or INFRA
     reasons: Tuple[Reason, ...]
 
     @property
