@@ -327,13 +327,9 @@ def _json(p: argparse.ArgumentParser) -> None:
                    "stderr)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    top = Parser(prog="bringup", description="Parallel CPU bringup lab: "
-                 "base -> tree -> kernel -> initramfs -> QEMU -> report.",
-                 epilog="exit status: 0 pass, 1 a test failed, 2 usage, "
-                 "3 infrastructure (build, series, QEMU, apt)")
-    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser,
-                             title="commands", metavar="COMMAND")
+def _build_commands(
+        sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The stages that make what is booted: base, tree, kernel, initramfs."""
     sub.add_parser("setup", help="install the Debian packages the lab uses")
     p = sub.add_parser("tree", help="unpack the base into build/linux, "
                        "git am the series (idempotent)")
@@ -356,39 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", dest="last", type=int, default=0,
                    metavar="N", help="with --each: stop after patch N")
     buildtest.add_parser(sub)
-    p = sub.add_parser("image", help="a Debian 12 disk image with a "
-                       "kernel package installed (mmdebstrap, "
-                       "mkfs.ext4 -d) in build/image/NAME/")
-    p.add_argument("name", help="the image's name")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--deb", metavar="FILE", help="a linux-image .deb "
-                       "(`bringup deb`), installed by dpkg")
-    which.add_argument("--debian", metavar="PACKAGE", help="a kernel "
-                       "package of the archive, e.g. linux-image-cloud-amd64")
-    p = sub.add_parser("sysboot", help="boot a Debian image (bringup "
-                       "image) through systemd: every check, or "
-                       "--compare with Debian's kernel")
-    p.add_argument("image", help="the image of our package")
-    # A Debian system wants more memory than the lab's busybox guest
-    machinespec.add_options(p, machinespec.MachineSpec(32, "2x8x2", 2,
-                                                       memory_mb=2048))
-    p.add_argument("--serial", action="store_true",
-                   help="boot with cpuhp.parallel=0")
-    p.add_argument("--compare", metavar="IMAGE", help="boot times against "
-                   "this image of Debian's kernel: debian, ours-parallel, "
-                   "ours-serial in turn, --reps times; a sysboot record")
-    _reps(p, 5)
-    _json(p)
-    p = sub.add_parser("deb", help="the series as a Debian package: "
-                       "make bindeb-pkg with Debian's config, into "
-                       "results/deb/ (long)")
-    p.add_argument("--config", default="cloud", choices=("cloud", "amd64"),
-                   help="Debian's cloud-amd64 config or the full amd64 "
-                   "one (default: %(default)s)")
-    p.add_argument("--jobs", type=at_least_one("--jobs"), default=2,
-                   metavar="N", help="make -jN (default: %(default)s)")
-    _json(p)
     sub.add_parser("initramfs", help="build the guest initramfs")
+
+
+def _boot_commands(
+        sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The commands that boot and judge."""
     p = sub.add_parser("boot", help="boot once in QEMU and judge it")
     machinespec.add_options(p, machinespec.MachineSpec(4))
     p.add_argument("--append", default="", help="extra kernel parameters")
@@ -417,6 +386,37 @@ def build_parser() -> argparse.ArgumentParser:
                          help="checkpatch.pl --strict every patch"))
     _json(sub.add_parser("demo",
                          help="32 vCPUs, default vs cpuhp.parallel=0"))
+    p = sub.add_parser("soak", help="the long reliability run")
+    _json(p)
+    p.add_argument("--boots", type=int, default=300,
+                   help="random machines in the matrix scenario")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", default="", help="comma list of scenarios")
+    p.add_argument("--entry", action="append", metavar="NAME",
+                   help="only this boot of the soak (repeat the option "
+                   "for more), e.g. to rerun a failure")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="with --entry: boot each entry N times")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="boots at a time (default: host CPUs)")
+    p.add_argument("--resume", metavar="RECORD",
+                   help="go on from the record of this soak cut off "
+                   "earlier (same options, same patches/): boot only "
+                   "what it did not")
+    p = sub.add_parser("judge", help="judge a kept console log again "
+                       "(exit 0 pass, 1 fail or hang, 3 infrastructure)")
+    p.add_argument("log", help="a console log the lab wrote (build/logs, "
+                   "a CI run's)")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("check", help="the test command (make check)")
+    p.add_argument("--quick", action="store_true",
+                   help="unit tests and checkpatch only")
+    _json(p)
+
+
+def _measure_commands(
+        sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The commands that measure."""
     p = sub.add_parser("bench", help="ours vs upstream 6.12, interleaved")
     p.add_argument("--suite", default="quick", choices=sorted(bench.SUITES),
                    help="machines to boot (default: %(default)s)")
@@ -428,19 +428,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--render", metavar="JSON", help="the same as "
                    "`bringup render JSON`; boots nothing")
     _json(p)
-    p = sub.add_parser("render", help="print a record of results/ (or "
-                       "bench/) as markdown: bench, compare, check, soak, "
-                       "states")
-    p.add_argument("file", metavar="FILE")
-    _json(p)
-    p = sub.add_parser("status", help="the README's Status section from "
-                       "the newest check, bench, soak and buildtest "
-                       "records of records/ (make status)")
-    p.add_argument("records", nargs="*", metavar="RECORD",
-                   help="these records instead of the newest ones")
-    p.add_argument("--update", metavar="FILE", help="rewrite FILE's "
-                   "section between <!-- status:begin --> and <!-- "
-                   "status:end --> instead of printing it")
     p = sub.add_parser("compare", help="A/B boots of one machine by "
                        "command line or without a patch, interleaved")
     machinespec.add_options(p, machinespec.SERVER)
@@ -472,32 +459,74 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--logs", nargs="+", help="split these console logs "
                    "of earlier states boots instead of booting")
     _json(p)
-    p = sub.add_parser("soak", help="the long reliability run")
+
+
+def _debian_commands(
+        sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The series as a Debian package, booted as a Debian system."""
+    p = sub.add_parser("deb", help="the series as a Debian package: "
+                       "make bindeb-pkg with Debian's config, into "
+                       "results/deb/ (long)")
+    p.add_argument("--config", default="cloud", choices=("cloud", "amd64"),
+                   help="Debian's cloud-amd64 config or the full amd64 "
+                   "one (default: %(default)s)")
+    p.add_argument("--jobs", type=at_least_one("--jobs"), default=2,
+                   metavar="N", help="make -jN (default: %(default)s)")
     _json(p)
-    p.add_argument("--boots", type=int, default=300,
-                   help="random machines in the matrix scenario")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--only", default="", help="comma list of scenarios")
-    p.add_argument("--entry", action="append", metavar="NAME",
-                   help="only this boot of the soak (repeat the option "
-                   "for more), e.g. to rerun a failure")
-    p.add_argument("--repeat", type=int, default=1, metavar="N",
-                   help="with --entry: boot each entry N times")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="boots at a time (default: host CPUs)")
-    p.add_argument("--resume", metavar="RECORD",
-                   help="go on from the record of this soak cut off "
-                   "earlier (same options, same patches/): boot only "
-                   "what it did not")
-    p = sub.add_parser("judge", help="judge a kept console log again "
-                       "(exit 0 pass, 1 fail or hang, 3 infrastructure)")
-    p.add_argument("log", help="a console log the lab wrote (build/logs, "
-                   "a CI run's)")
-    p.add_argument("--json", action="store_true")
-    p = sub.add_parser("check", help="the test command (make check)")
-    p.add_argument("--quick", action="store_true",
-                   help="unit tests and checkpatch only")
+    p = sub.add_parser("image", help="a Debian 12 disk image with a "
+                       "kernel package installed (mmdebstrap, "
+                       "mkfs.ext4 -d) in build/image/NAME/")
+    p.add_argument("name", help="the image's name")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--deb", metavar="FILE", help="a linux-image .deb "
+                       "(`bringup deb`), installed by dpkg")
+    which.add_argument("--debian", metavar="PACKAGE", help="a kernel "
+                       "package of the archive, e.g. linux-image-cloud-amd64")
+    p = sub.add_parser("sysboot", help="boot a Debian image (bringup "
+                       "image) through systemd: every check, or "
+                       "--compare with Debian's kernel")
+    p.add_argument("image", help="the image of our package")
+    # A Debian system wants more memory than the lab's busybox guest
+    machinespec.add_options(p, machinespec.MachineSpec(32, "2x8x2", 2,
+                                                       memory_mb=2048))
+    p.add_argument("--serial", action="store_true",
+                   help="boot with cpuhp.parallel=0")
+    p.add_argument("--compare", metavar="IMAGE", help="boot times against "
+                   "this image of Debian's kernel: debian, ours-parallel, "
+                   "ours-serial in turn, --reps times; a sysboot record")
+    _reps(p, 5)
     _json(p)
+
+
+def _report_commands(
+        sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The commands that print records."""
+    p = sub.add_parser("render", help="print a record of results/ or "
+                       "records/, of any kind, as markdown")
+    p.add_argument("file", metavar="FILE")
+    _json(p)
+    p = sub.add_parser("status", help="the README's Status section from "
+                       "the newest check, bench, soak and buildtest "
+                       "records of records/ (make status)")
+    p.add_argument("records", nargs="*", metavar="RECORD",
+                   help="these records instead of the newest ones")
+    p.add_argument("--update", metavar="FILE", help="rewrite FILE's "
+                   "section between <!-- status:begin --> and <!-- "
+                   "status:end --> instead of printing it")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    top = Parser(prog="bringup", description="Parallel CPU bringup lab: "
+                 "base -> tree -> kernel -> initramfs -> QEMU -> report.",
+                 epilog="exit status: 0 pass, 1 a test failed, 2 usage, "
+                 "3 infrastructure (build, series, QEMU, apt)")
+    sub = top.add_subparsers(dest="cmd", required=True, parser_class=Parser,
+                             title="commands", metavar="COMMAND")
+    _build_commands(sub)
+    _boot_commands(sub)
+    _measure_commands(sub)
+    _debian_commands(sub)
+    _report_commands(sub)
     return top
 
 
