@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from . import initramfs, judge, kernel, matrix, packages, report, tree
 from .errors import LabError, UsageError
@@ -226,16 +226,40 @@ def soak_command(boots: int, seed: int, only: Optional[List[str]],
         + (f" --repeat {repeat}" if repeat > 1 else ""))
 
 
-def run(boots: int = 300, seed: int = 1,
-        only: Optional[List[str]] = None, jobs: int = 1,
-        entries: Optional[List[str]] = None, repeat: int = 1,
-        resume: Optional[str] = None) -> record.Record:
-    """The soak; its record, saved in results/ when the soak starts and
-    again after every boot, so a soak cut off keeps what it booted and
-    `resume` (that record) goes on from there. What it prints as it
-    goes is progress (the command sends it to stderr)."""
-    if jobs < 1:
-        raise LabError(f"--jobs {jobs}: at least 1")
+@dataclass(frozen=True)
+class Kernels:
+    """The guest kernel and initramfs a soak boots (the debug flavours
+    are built as their scenarios come), and how."""
+    guest: kernel.Kernel
+    initrd: Path
+    with_kernel: Path          # the initramfs that carries the kernel
+    modes: bool                # the series': check the bringup mode
+    jobs: int
+
+    def boot(self, scenario: str, entries: List[Entry],
+             done: Callable[[matrix.Row], None]) -> List[matrix.Row]:
+        """Boot one scenario's entries, each with its kernel."""
+        if scenario in ("debug", "faults"):
+            flavours = DEBUG_FLAVOURS if scenario == "debug" else ("debug",)
+            rows: List[matrix.Row] = []
+            for flavour in flavours:
+                mine = [e for e in entries if scenario == "faults"
+                        or e.name.startswith(flavour + "-")]
+                if mine:
+                    rows += matrix.run_entries(
+                        mine, kernel.build(flavour), self.initrd,
+                        self.modes, self.jobs, done)
+            return rows
+        initrd = self.with_kernel if scenario == "kexec" else self.initrd
+        return matrix.run_entries(entries, self.guest, initrd, self.modes,
+                                  self.jobs, done)
+
+
+def plan(boots: int, seed: int, only: Optional[List[str]],
+         entries: Optional[List[str]], repeat: int
+         ) -> Dict[str, List[Entry]]:
+    """Scenario -> the entries a soak of these options boots; LabError
+    for options that cannot go together."""
     if repeat < 1 or (repeat > 1 and not entries):
         raise LabError(f"--repeat {repeat}: at least 1, and more only with "
                        "--entry")
@@ -252,7 +276,20 @@ def run(boots: int = 300, seed: int = 1,
         todo = _pick(todo, entries, repeat)
         if not any(todo[scen] for scen in only or SCENARIOS):
             raise LabError("no --entry is in the --only scenarios")
-    todo = {s: es for s, es in todo.items() if not only or s in only}
+    return {s: es for s, es in todo.items() if not only or s in only}
+
+
+def run(boots: int = 300, seed: int = 1,
+        only: Optional[List[str]] = None, jobs: int = 1,
+        entries: Optional[List[str]] = None, repeat: int = 1,
+        resume: Optional[str] = None) -> record.Record:
+    """The soak; its record, saved in results/ when the soak starts and
+    again after every boot, so a soak cut off keeps what it booted and
+    `resume` (that record) goes on from there. What it prints as it
+    goes is progress (the command sends it to stderr)."""
+    if jobs < 1:
+        raise LabError(f"--jobs {jobs}: at least 1")
+    todo = plan(boots, seed, only, entries, repeat)
     command = soak_command(boots, seed, only, entries, repeat)
     kept: List[dict] = []
     earlier = 0.0
@@ -312,36 +349,26 @@ def run(boots: int = 300, seed: int = 1,
             path.append(record.save(rec))
         return rec
 
-    def done(row: matrix.Row) -> None:
-        # `name`: the scenario the loop below is booting
-        with lock:
-            booted.append(boot_record(name, row))
-            save()
-            steps.done(row.entry.name)
+    def done_in(scenario: str) -> Callable[[matrix.Row], None]:
+        """What to do with each boot of `scenario` as it is judged."""
+        def done(row: matrix.Row) -> None:
+            with lock:
+                booted.append(boot_record(scenario, row))
+                save()
+                steps.done(row.entry.name)
+        return done
     save()
     print(f"lab: soak: record {path[0]}, rewritten after every boot")
+    kernels = Kernels(guest, initrd, with_kernel, modes, jobs)
     for name in SCENARIOS:
-        if not todo.get(name):
-            continue
-        if name == "debug":
-            rows = []
-            for flavour in DEBUG_FLAVOURS:
-                mine = [e for e in todo[name]
-                        if e.name.startswith(flavour + "-")]
-                if mine:
-                    rows += matrix.run_entries(mine, kernel.build(flavour),
-                                               initrd, modes, jobs, done)
-        elif name == "faults":
-            rows = matrix.run_entries(todo[name], kernel.build("debug"),
-                                      initrd, modes, jobs, done)
-        else:
-            rd = with_kernel if name == "kexec" else initrd
-            rows = matrix.run_entries(todo[name], guest, rd, modes, jobs,
-                                      done)
-        print(f"{name}:\n{matrix.render(rows)}", flush=True)
+        if todo.get(name):
+            rows = kernels.boot(name, todo[name], done_in(name))
+            print(f"{name}:\n{matrix.render(rows)}", flush=True)
     rec = save()
     print(render_summary([Summary(**s) for s in rec.results["scenarios"]]))
     print(f"{rec.results['passed']} passed, {rec.results['failed']} failed"
+          + (f", {rec.results['infra']} not booted (infrastructure)"
+             if rec.results["infra"] else "")
           + (f" (with {len(kept)} boots of {resume})" if kept else ""))
     print(f"lab: soak: record {path[0]}, console logs in build/logs")
     return rec
