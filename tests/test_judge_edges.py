@@ -117,3 +117,14 @@ def test_the_tap_results_are_checked_against_their_plan(edit, rule):
     text = edit(load(SELFTEST))
     assert parse.parse(text).tap.planned in (2, None)
     assert rules(verdict(text, want)) == (rule,)
+
+
+TWO = "series-intel-2-1x2x1-parallel.log"
+
+
+def test_a_two_vcpu_machines_mode_is_checked():
+    """One AP to start is a bringup with a mode like any other (make
+    soak's m038 machine, v3 parallel)."""
+    assert verdict(load(TWO), Expect(2, 2, 2, mode="parallel")).ok
+    assert rules(verdict(load(TWO), Expect(2, 2, 2, mode="serial"))) == \
+        ("mode",)
