@@ -55,12 +55,20 @@ def test_the_mode_is_the_first_kernels():
     assert rules(verdict(serial_first, KEXEC_WANT)) == ("mode",)
 
 
-@pytest.mark.parametrize("old,new,rule", [
-    ("topology=ok", "topology=cpu5:thread_siblings", "topology"),
-    ("packages=2 cores=4", "packages=1 cores=8", "topology-counts")])
-def test_the_kexecd_kernels_topology_is_checked(old, new, rule):
-    assert rules(verdict(second(load(KEXEC), old, new), KEXEC_WANT)) == \
-        (rule,)
+@pytest.mark.parametrize("old,new,rule,why", [
+    ("topology=ok", "topology=cpu5:thread_siblings", "topology",
+     "sysfs topology (kernel 2): cpu5:thread_siblings does not match the "
+     "CPUs' IDs"),
+    ("packages=2 cores=4", "packages=1 cores=8", "topology-counts",
+     "sysfs topology (kernel 2): packages, cores, threads (1, 8, 2), "
+     "machine (2, 4, 2)"),
+    ("online_count=8", "online_count=7", "online",
+     "sysfs (kernel 2): 7 of 8 CPUs online")])
+def test_the_kexecd_kernels_topology_is_checked(old, new, rule, why):
+    """Each kernel of the chain is checked, and named by its place."""
+    got = verdict(second(load(KEXEC), old, new), KEXEC_WANT)
+    assert rules(got) == (rule,)
+    assert [r.text for r in got.reasons] == [why]
 
 
 def test_selftest_all_results_are_checked():
