@@ -764,7 +764,10 @@ def test_run_passes_without_new_warnings_and_json_goes_to_stdout(
         {("riscv64", "base"): warning, ("riscv64", "series"): warning}))
     assert buildtest.run("riscv64", 1, False, True, []) == 0
     captured = capsys.readouterr()
-    record = json.loads(captured.out)
+    # the record as written to results/
+    printed = json.loads(captured.out)
+    assert printed["kind"] == "buildtest" and printed["provenance"]
+    record = printed["results"]
     assert (record["passed"], record["failed"]) == (1, 0)
     lines = [line for line in captured.err.splitlines()
              if not line.startswith("lab: ")]

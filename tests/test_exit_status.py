@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from junitparser import Error, Failure, JUnitXml
 
 from bringuplab import (boot, check, cli, errors, initramfs, kernel,
                         matrix, packages, record, result)
@@ -92,7 +91,9 @@ def test_check_exits_3_for_a_refused_machine_and_1_for_a_failed_boot(
         assert "1 not done (infrastructure)" in text
     saved = record.load(next((tmp_path / "results").glob("check-*.json")))
     assert record.status_of(saved) == code
-    # the JUnit XML beside it, as a CI system reads it
+    # the JUnit XML beside it, as a CI system reads it (Debian's
+    # python3-junitparser, which the lab installs for make check)
+    from junitparser import Error, Failure, JUnitXml
     xml = JUnitXml.fromfile(str(next((tmp_path / "results")
                                      .glob("check-*.xml"))))
     [suite] = list(xml)
@@ -112,3 +113,40 @@ def test_matrix_counts_a_refused_machine_apart(monkeypatch, tmp_path):
                               kernel.of_image(Path("bzImage")), None, False)
     assert matrix.counts(rows) == (1, 2)
     assert matrix.counts(rows[:2]) == (0, 1)
+
+
+def test_a_series_that_does_not_apply_fails_check_not_its_machinery(
+        monkeypatch, tmp_path, capsys):
+    """git am failing is the series' failure (exit 1), even where the
+    tree is made for the first time; a base that cannot be fetched is
+    the lab's (exit 3)."""
+    from bringuplab import tree
+    for step in ("unit_tests", "shellcheck", "quoted_figures"):
+        monkeypatch.setattr(check, step, lambda tally: None)
+    monkeypatch.setattr(packages, "ensure", lambda names: None)
+    monkeypatch.setattr(record, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(tree, "is_tree", lambda: False)
+
+    def does_not_apply(reset=False):
+        raise errors.SeriesDoesNotApply("series does not apply: Patch "
+                                        "failed at 0003")
+    monkeypatch.setattr(tree, "create", does_not_apply)
+    assert cli.main(["check"]) == 1
+    assert "check: FAIL tree build/linux" in capsys.readouterr().out
+
+    def no_base(reset=False):
+        raise errors.InfraError("base tarball is missing")
+    monkeypatch.setattr(tree, "create", no_base)
+    assert cli.main(["check"]) == 3
+    assert "check: INFRA tree build/linux" in capsys.readouterr().out
+
+
+def test_junit_xml_holds_no_control_character(tmp_path):
+    from xml.etree import ElementTree as ET
+    from bringuplab import junit
+    rec = record.Record("check", False, {"steps": [
+        {"name": "boot x", "ok": False, "detail": "panic\x1b[0m\x07 here",
+         "infra": False}]})
+    path = junit.write(rec, tmp_path / "check.xml")
+    [case] = ET.parse(path).getroot().iter("testcase")
+    assert case.find("failure").text == "panic?[0m? here"

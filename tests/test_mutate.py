@@ -2,6 +2,7 @@
 import ast
 import importlib.machinery
 import importlib.util
+import re
 from pathlib import Path
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "mutate"
@@ -68,9 +69,10 @@ def test_the_mutants_of_constants_strings_and_patterns():
            ((m.line, m.what) for m in mutate.mutants("p.py", PATTERNS))]
     assert got == [
         "drop 'x' from `('x', 'y')`", "drop 'y' from `('x', 'y')`",
-        "drop regex alternative 'smpboot'", "drop regex alternative 'cpuhp'",
-        "drop regex alternative 'parallel'",
-        "drop regex alternative 'serial'",
+        "never match regex alternative 'smpboot'",
+        "never match regex alternative 'cpuhp'",
+        "never match regex alternative 'parallel'",
+        "never match regex alternative 'serial'",
         "negate conditional `len(lines) > 1.5`",
         "flip `>` to `<=` in `len(lines) > 1.5`",
         "constant 1.5 to 1.575",
@@ -78,16 +80,26 @@ def test_the_mutants_of_constants_strings_and_patterns():
     ]
 
 
-def test_a_regex_alternative_goes_with_one_bar():
-    def dropped(pattern):
+def test_a_regex_alternative_is_made_one_that_never_matches():
+    def disabled(pattern):
         return [mutate.without_branch(pattern, span)
                 for span in mutate.branches(pattern)]
-    assert dropped(r"a|b|c") == ["b|c", "a|c", "a|b"]
-    # classes, escapes and named groups are not split
-    assert dropped(r"x[|a]|\||(?P<n>u|v)w") == [
-        r"\||(?P<n>u|v)w", r"x[|a]|(?P<n>u|v)w", r"x[|a]|\|",
-        r"x[|a]|\||(?P<n>v)w", r"x[|a]|\||(?P<n>u)w"]
+    assert disabled(r"a|b|c") == ["(?!)a|b|c", "a|(?!)b|c", "a|b|(?!)c"]
+    # classes, escapes, named groups, inline flags, comments
+    assert disabled(r"x[|a]|\||(?P<n>u|v)w") == [
+        r"(?!)x[|a]|\||(?P<n>u|v)w", r"x[|a]|(?!)\||(?P<n>u|v)w",
+        r"x[|a]|\||(?!)(?P<n>u|v)w", r"x[|a]|\||(?P<n>(?!)u|v)w",
+        r"x[|a]|\||(?P<n>u|(?!)v)w"]
+    assert disabled(r"(a)|b") == ["(?!)(a)|b", "(a)|(?!)b"]
+    assert disabled(r"(?i:a|b)c(?#x|y)") == ["(?i:(?!)a|b)c(?#x|y)",
+                                             "(?i:a|(?!)b)c(?#x|y)"]
     assert mutate.branches(r"no alternatives (here)") == []
+    assert mutate.branches(r"(?x) a | b") == []
+    # every mutant compiles, and its groups keep their numbers
+    for pattern in (r"(a)|b", r"x[|a]|\||(?P<n>u|v)w", r"(?i:a|b)c",
+                    r"(?:smpboot|cpuhp): (parallel|serial) (\d+)"):
+        for mutant in disabled(pattern):
+            assert re.compile(mutant).groups == re.compile(pattern).groups
 
 
 def test_the_tests_of_a_module_are_those_that_import_it(tmp_path):

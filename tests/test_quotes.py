@@ -91,3 +91,16 @@ def test_a_missing_record_is_named(tmp_path):
     root = repo(tmp_path, doc="See records/gone.json.\n")
     assert problems(root) == ["docs/limits.md:1: records/gone.json: no "
                               "such record"]
+
+
+def test_without_history_the_check_cannot_tell_and_says_so(tmp_path):
+    now = rec(tmp_path, "bench-1.json", "now1")
+    root = repo(tmp_path, doc=f"Ratio ({now}).\n")
+    with pytest.raises(quotes.InfraError, match="no git history"):
+        quotes.problems(root, lambda rev: "unknown")
+
+
+def test_a_form_feed_is_text_not_a_paragraph_break(tmp_path):
+    now = rec(tmp_path, "bench-1.json", "now1")
+    root = repo(tmp_path, doc=f"A page\f\nRatio ({now}).\n")
+    assert problems(root) == []

@@ -610,7 +610,7 @@ def run(only: str = "", jobs: int = 1, full: bool = False,
           + (f" ({len(kept)} kept from {resume})" if kept else ""),
           file=say, flush=True)
     if as_json:
-        print(json.dumps(data, indent=1))
+        print(json.dumps(record.load(path[0]).to_dict(), indent=1))
     return 1 if failed else 0
 
 

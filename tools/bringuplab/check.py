@@ -16,7 +16,7 @@ from typing import Callable, List, Optional, TextIO, Tuple
 
 from . import (boot, checkpatch, initramfs, judge, junit, kernel, matrix,
                packages, parse, quotes, record, tree, worktree)
-from .errors import InfraError, LabError, QemuRefused
+from .errors import InfraError, LabError, QemuRefused, SeriesDoesNotApply
 from .machinespec import MachineSpec
 from .paths import BUILD, ROOT
 from .progress import of_boots
@@ -70,6 +70,8 @@ class Tally:
         start = time.monotonic()
         try:
             detail = step()
+        except SeriesDoesNotApply as err:
+            return self.add(name, False, str(err))
         except InfraError as err:
             return self.add(name, False, str(err), infra=machinery)
         except LabError as err:
@@ -101,9 +103,13 @@ def shellcheck(tally: Tally) -> None:
 def quoted_figures(tally: Tally) -> None:
     """Every record README.md, docs/ and patches/ cite is clean and of
     the code it speaks of (quotes.py)."""
-    found = quotes.problems()
-    tally.add("figures quoted from clean records of the code quoted",
-              not found, "; ".join(found[:3])
+    name = "figures quoted from clean records of the code quoted"
+    try:
+        found = quotes.problems()
+    except InfraError as err:      # no git history to tell codes apart
+        tally.add(name, False, str(err), infra=True)
+        return
+    tally.add(name, not found, "; ".join(found[:3])
               + (f" (and {len(found) - 3} more)" if len(found) > 3 else ""))
 
 
@@ -314,7 +320,7 @@ def run(quick: bool = False, out: Optional[TextIO] = None
                     tally.add(f"{after.__name__.replace('_', ' ')} "
                               f"({config})", False, str(err), infra=True)
     if tally.failures:
-        tally.say("failed: " + ", ".join(tally.failures))
+        tally.say("failed or not done: " + ", ".join(tally.failures))
     tally.say(f"{tally.passed} passed, {tally.failed} failed"
               + (f", {tally.infra} not done (infrastructure)"
                  if tally.infra else ""))

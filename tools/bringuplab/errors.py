@@ -40,6 +40,11 @@ class BootFailed(LabError):
     exit_code = 1
 
 
+class SeriesDoesNotApply(InfraError):
+    """`git am` of patches/ failed: exit 3 for a command that needed the
+    tree, but in `make check` a failure of the series, not of the lab."""
+
+
 class QemuRefused(InfraError):
     """QEMU would not start the machine; `log` keeps what it said."""
 

@@ -172,6 +172,8 @@ def selftest(facts: Facts, want: Expect) -> List[str]:
     if any(step.startswith("selftest") for step in want.plan):
         if not facts.tap.total:
             why.append("selftest: no TAP results")
+        elif facts.tap.planned is None:
+            why.append("selftest: no TAP plan line (1..N)")
         elif facts.tap.planned != facts.tap.total:
             # a test that hung or a console that lost lines
             why.append(f"selftest: {facts.tap.total} TAP results, "

@@ -3,11 +3,14 @@ test case per item (each boot, each patch's checkpatch, each build and
 guard), a failure for a failed item, an error for one the lab's
 machinery could not do (check.py's `infra`). Written next to the JSON
 record, from the record alone."""
+import re
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from .record import Record
 
+# What XML 1.0 cannot hold, which a console excerpt may carry
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 # The first word of an item's name says what it is: its test class.
 CLASSES = ("boot", "checkpatch", "git", "kernel", "unit", "shellcheck")
 
@@ -39,8 +42,9 @@ def element(rec: Record) -> ET.Element:
         if step["ok"]:
             continue
         tag = "error" if step.get("infra") else "failure"
-        bad = ET.SubElement(case, tag, message=step["detail"][:200] or tag)
-        bad.text = step["detail"]
+        detail = NOT_XML.sub("?", step["detail"])
+        bad = ET.SubElement(case, tag, message=detail[:200] or tag)
+        bad.text = detail
     return suites
 
 

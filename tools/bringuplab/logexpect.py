@@ -213,13 +213,14 @@ def rejudge(path: Path) -> Tuple[Kept, BootResult]:
 
 
 def written(path: Path) -> Optional[datetime]:
-    """When the log was written: the stamp boot.run put in its name
-    (None without one: a copied file's time says nothing)."""
+    """When the log was written: the stamp boot.run put in its name, in
+    the host's local time (None without one: a copied file's time says
+    nothing)."""
     named = LOG_NAME.match(path.name)
     if not named:
         return None
     return datetime.strptime(named.group(2), "%Y%m%d-%H%M%S") \
-        .replace(tzinfo=timezone.utc)
+        .astimezone(timezone.utc)
 
 
 def rules_changed() -> Optional[datetime]:

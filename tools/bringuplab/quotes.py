@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Tuple
 
 from . import record
+from .errors import InfraError
 from .paths import ROOT
 
 CITE = re.compile(r"records/[\w.-]+\.json")
@@ -44,7 +45,9 @@ def texts(root: Path) -> List[Path]:
 def paragraphs(text: str) -> Iterator[Tuple[int, str]]:
     """(first line number, paragraph) of a text, split at blank lines."""
     start, lines = 1, []
-    for num, line in enumerate(text.splitlines() + [""], 1):
+    # "\n" only: splitlines() would also split at a form feed, and the
+    # paragraph would not be found in the text again
+    for num, line in enumerate(text.split("\n") + [""], 1):
         if line.strip():
             if not lines:
                 start = num
@@ -96,7 +99,8 @@ def origin(path: Path) -> Origin:
 def problems(root: Path = ROOT,
              code_of: Callable[[str], str] = record.series_code
              ) -> List[str]:
-    """Each citation that breaks a rule, as 'file:line: record: why'."""
+    """Each citation that breaks a rule, as 'file:line: record: why';
+    InfraError without the history to tell the series' codes apart."""
     codes: Dict[str, str] = {}
 
     def code(rev: str) -> str:
@@ -104,6 +108,10 @@ def problems(root: Path = ROOT,
             codes[rev] = code_of(rev) if rev else record.UNKNOWN
         return codes[rev]
     now = code("HEAD")
+    if now == record.UNKNOWN:
+        raise InfraError("cannot tell which code a record measured: "
+                         "patches/ has no git history here (a shallow "
+                         "clone, or no clone)")
     out = []
     for cited in citations(root):
         where = f"{cited.file}:{cited.line}: {cited.record}"
@@ -119,7 +127,7 @@ def problems(root: Path = ROOT,
         if not born.clean:
             out.append(f"{where}: made from a tree with uncommitted "
                        "changes (or one that does not say)")
-        same = now != record.UNKNOWN and code(born.patches_revision) == now
+        same = code(born.patches_revision) == now
         if same or cited.status:
             continue
         rev = born.patches_revision[:7] or "?"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import base as basemod
-from .errors import InfraError, UsageError
+from .errors import InfraError, SeriesDoesNotApply, UsageError
 from .paths import BUILD, PATCHES, ROOT, TREE
 from .run import output
 
@@ -152,8 +152,9 @@ def apply_series(patches: List[Path], tree: Path = TREE) -> None:
         subprocess.run(["git", "-C", str(tree), "am", "--abort"],
                        capture_output=True, check=False)
         git(["reset", "-q", "--hard", "base"], tree)
-        raise InfraError(f"series does not apply: {failed or 'git am failed'}"
-                         f" ({detail}); tree left at base")
+        raise SeriesDoesNotApply(
+            f"series does not apply: {failed or 'git am failed'}"
+            f" ({detail}); tree left at base")
 
 
 def is_tree(tree: Path = TREE) -> bool:
