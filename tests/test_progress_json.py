@@ -126,3 +126,24 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
     assert boots[0]["why"] == "silent for 300 s"
     assert data["results"]["command"] == \
         "tools/bringup soak --boots 300 --seed 1 --only cmdline"
+
+
+def test_demo_leaves_a_record_render_prints_as_its_table(monkeypatch,
+                                                          capsys, tmp_path):
+    from bringuplab import demo, initramfs, tree
+    rows = [matrix.Row(entry, boot_result())
+            for entry in matrix.MATRICES["demo"]]
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    monkeypatch.setattr(packages, "ensure", lambda stages: None)
+    monkeypatch.setattr(tree, "create", lambda: "tree up to date")
+    monkeypatch.setattr(tree, "series_files", lambda: ["p"])
+    monkeypatch.setattr(kernel, "build", lambda config: BZ)
+    monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
+    monkeypatch.setattr(matrix, "run", lambda *a, **k: rows)
+    assert demo.run() == 0
+    table = capsys.readouterr().out.strip()
+    [saved] = tmp_path.glob("demo-*.json")
+    rec = record.load(saved)
+    assert [b["cmdline"] for b in rec.results["boots"]] == [
+        "default", "cpuhp.parallel=0"]
+    assert table in render.markdown(rec)

@@ -1,30 +1,44 @@
-"""`make demo`: the patched kernel on 32 vCPUs, as is and serial."""
+"""`make demo`: the patched kernel on 32 vCPUs, as is and serial; a
+`demo` record in results/ (`bringup render` prints its table again)."""
 import json
+import sys
+from typing import List
 
-from . import initramfs, kernel, matrix, packages, report, tree
+from . import initramfs, kernel, matrix, packages, record, report, tree
 from .progress import of_boots, say
+
+HEAD = ["kernel command line", "mode", "CPUs online", "bringup ms",
+        "verdict"]
+
+
+def table(boots: List[dict]) -> str:
+    """The demo's table, from its record's boots."""
+    return report.table(HEAD, [
+        [b["cmdline"], b["mode"] or "serial (no mode line: base kernel)",
+         b["cpus"], report.fmt_ms(b["bringup_ms"]), b["verdict"]]
+        for b in boots])
 
 
 def run(as_json: bool = False) -> int:
+    started = record.now()
     packages.ensure(list(packages.NEEDS))
     say(tree.create())
     rows = matrix.run("demo", kernel.build("guest"), initramfs.build(),
                       expect_modes=bool(tree.series_files()),
                       done=of_boots(len(matrix.entries("demo")), "demo"))
+    boots = [dict(matrix.row_record(r), cmdline="default" if
+                  r.entry.parallel else matrix.SERIAL) for r in rows]
+    ok = all(r.ok for r in rows)
+    saved = record.save(record.make("demo", ok, {"boots": boots}, started))
+    print(f"lab: demo: record {saved}", file=sys.stderr)
     if as_json:
         print(json.dumps([dict(cmdline=("default" if r.entry.parallel
                                          else matrix.SERIAL), ok=r.ok,
                                **r.result.to_dict()) for r in rows],
                          indent=1))
-        return 0 if all(r.ok for r in rows) else 1
-    body = [[("default" if r.entry.parallel else matrix.SERIAL),
-             r.result.mode or "serial (no mode line: base kernel)",
-             f"{r.result.cpus_online}/{r.result.cpus_expected}",
-             report.fmt_ms(r.result.bringup_ms), r.result.verdict]
-            for r in rows]
-    print(report.table(["kernel command line", "mode", "CPUs online",
-                        "bringup ms", "verdict"], body))
+        return 0 if ok else 1
+    print(table(boots))
     if not tree.series_files():
         print("note: patches/ holds no series yet, so both rows are the "
               "base kernel's serial bringup.")
-    return 0 if all(r.ok for r in rows) else 1
+    return 0 if ok else 1

@@ -25,7 +25,7 @@ from .paths import PATCHES, ROOT
 RESULTS = ROOT / "results"
 SCHEMA = 1
 KINDS = ("bench", "compare", "check", "soak", "states", "serialwork",
-         "deb", "sysboot", "buildtest", "matrix")
+         "deb", "sysboot", "buildtest", "matrix", "demo")
 UNKNOWN = "unknown"
 
 

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from . import bench, compare, deb, record, report, serialwork, stats, \
-    states_report, sysboot
+from . import bench, compare, deb, demo, record, report, serialwork, \
+    states_report, stats, sysboot
 from .errors import UsageError
 from .samples import Sample
 
@@ -262,7 +262,8 @@ BODIES: Dict[str, Callable[[dict], str]] = {
     "bench": bench_md, "compare": compare_md, "check": check_md,
     "soak": soak_md, "states": states_md, "serialwork": serialwork.render,
     "deb": deb.markdown, "sysboot": sysboot.markdown,
-    "buildtest": buildtest_md, "matrix": matrix_md}
+    "buildtest": buildtest_md, "matrix": matrix_md,
+    "demo": lambda results: _fence(demo.table(results.get("boots", [])))}
 
 
 def title(rec: record.Record) -> str:
@@ -273,7 +274,8 @@ def title(rec: record.Record) -> str:
             "deb": "Debian kernel package",
             "sysboot": "Debian 12 boot time, Debian's kernel and ours",
             "buildtest": "base and series built for many configs",
-            "matrix": f"matrix {rec.results.get('matrix', '')}"
+            "matrix": f"matrix {rec.results.get('matrix', '')}",
+            "demo": "make demo"
             }[rec.kind]
     state = "pass" if rec.ok else "FAIL"
     return f"# {what}: {state}"
