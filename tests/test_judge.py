@@ -10,6 +10,7 @@ import pytest
 
 from bringuplab import judge, matrix, parse, soak
 from bringuplab.judge import Expect
+from bringuplab.machinespec import MachineSpec
 from reallogs import drop_line, insert_after, load, replace_first, rules
 
 # 32 vCPUs 2x8x2 brought up in parallel, the topology checked after the
@@ -502,3 +503,20 @@ def test_no_cpu_to_start_wants_the_none_mode_line():
     assert "mode parallel, expected none" in got.texts()
     entry = next(e for e in soak.fixed()["cmdline"] if e.name == "nosmp")
     assert matrix.expect(entry, modes=True).mode == "none"
+
+
+def test_nosmt_starts_the_siblings_so_the_mode_is_the_configured_one():
+    """nosmt on one core of two threads: the kernel starts the sibling
+    to park it ("parallel bringup of 1 CPUs"), one CPU online (make
+    soak's m037, which the lab wrongly expected to say "no secondary
+    CPUs")."""
+    log = load("series-intel-2-1x1x2-nosmt-parallel.log")
+    entry = matrix.Entry("m037-intel-2-1x1x2-n1-xapic-multi-nosmt",
+                         MachineSpec(2, "1x1x2", tcg="multi", x2apic=False),
+                         append="nosmt", expect_online=1)
+    want = matrix.expect(entry, modes=True)
+    assert want.mode == "parallel"
+    assert verdict(log, want).ok, verdict(log, want).texts()
+    for append in ("nosmp", "maxcpus=1", "maxcpus=0 nosmt"):
+        assert matrix.expect(replace(entry, append=append),
+                             modes=True).mode == "none"

@@ -1,4 +1,5 @@
 """Named lists of boots, run in order and summarized."""
+import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -245,6 +246,10 @@ def entries(name: str) -> List[Entry]:
                        f"{', '.join(MATRICES)})") from None
 
 
+# Kernel parameters that leave every AP unstarted at boot.
+NO_AP = re.compile(r"(?:^|\s)(?:nosmp|maxcpus=[01])(?:\s|$)")
+
+
 def expect(entry: Entry, modes: bool) -> judge.Expect:
     """What a boot of `entry` must show; with `modes` (a kernel with the
     series) also the bringup mode line of the entry's mode."""
@@ -254,7 +259,9 @@ def expect(entry: Entry, modes: bool) -> judge.Expect:
     if modes:
         # No CPU to start at boot (nosmp, maxcpus=0 or 1): the kernel
         # says so ("no secondary CPUs"), in either configured mode.
-        mode = "none" if boot_cpus == 1 and entry.machine.cpus > 1 \
+        # (nosmt starts the siblings too, to park them: a bringup.)
+        mode = "none" if NO_AP.search(entry.append) \
+            and entry.machine.cpus > 1 \
             else "parallel" if entry.parallel else "serial"
     return judge.Expect(
         entry.machine.cpus, online, boot_cpus,
