@@ -184,9 +184,14 @@ def test_the_excerpt_is_5_lines_before_the_first_splat_and_80_from_it():
     lines[100] = "[  100.000000] Kernel panic - not syncing: x"
     got = parse.excerpt("\n".join(lines)).splitlines()
     assert got == lines[95:180]
-    # without a splat, the last 80 lines
+    # without a splat, the last 80 lines (or as many as asked)
     lines[100] = "[  100.000000] fine"
     assert parse.excerpt("\n".join(lines)).splitlines() == lines[120:]
+    assert parse.excerpt("\n".join(lines), after=1) == lines[-1]
+    assert parse.excerpt("\n".join(lines), after=0) == ""
+    # a splat in the first lines: from the first line
+    lines[2] = "[    2.000000] Kernel panic - not syncing: x"
+    assert parse.excerpt("\n".join(lines)).splitlines() == lines[:82]
 
 
 def test_single_cpu_boot_says_cpu_not_cpus():
