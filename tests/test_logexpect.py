@@ -55,6 +55,28 @@ def test_a_log_without_qemus_command_line_is_refused():
         logexpect.qemu_argv(load("lockdep-splat.log"))
     with pytest.raises(logexpect.LabError, match="no -smp"):
         logexpect.machine_of(["qemu-system-x86_64", "-m", "512M"])
+    # the lab always names the topology; a log that does not is no lab's
+    with pytest.raises(logexpect.LabError, match="does not name sockets"):
+        logexpect.machine_of(["qemu-system-x86_64", "-smp", "4"])
+
+
+@pytest.mark.parametrize("log,numa", [
+    ("good-intel-1cpu.log", 1),      # no -numa: one node
+    ("series-intel-32-2x8x2-topology-hotplug.log", 2)])
+def test_the_nodes_are_the_numa_options(log, numa):
+    mach = logexpect.machine_of(logexpect.qemu_argv(load(log)))
+    assert mach.numa == numa
+
+
+def test_the_rules_are_the_judge_parser_and_expectations(monkeypatch):
+    """The files whose last commit dates today's rules."""
+    asked = []
+    monkeypatch.setattr(logexpect.record, "first_line",
+                        lambda argv: asked.append(argv) or "")
+    assert logexpect.rules_changed() is None
+    files = [a for a in asked[0] if a.startswith("tools/")]
+    assert files == [f"tools/bringuplab/{name}" for name in (
+        "judge.py", "parse.py", "logexpect.py", "matrix.py", "soak.py")]
 
 
 EIGHT = machine.make(8, "2x2x2", 2)

@@ -45,14 +45,15 @@ class Kept:
 
 def qemu_argv(text: str) -> List[str]:
     """QEMU's command line from the log's first line."""
-    first = text.split("\n", 1)[0]
+    first = text.partition("\n")[0]
     if not first.startswith("# qemu-system-x86_64 "):
         raise LabError("not a console log of the lab: its first line is "
                        "not QEMU's command line")
+    command = first.removeprefix("# ")
     try:
-        return shlex.split(first[2:])
+        return shlex.split(command)
     except ValueError:
-        return first[2:].split()
+        return command.split()
 
 
 def option(argv: List[str], name: str) -> List[str]:
@@ -88,10 +89,14 @@ def machine_of(argv: List[str]) -> machmod.Machine:
                for d in option(argv, "-device"))
     tcg = "multi" if "thread=multi" in " ".join(option(argv, "-accel")) \
         else "single"
+    if not {"sockets", "cores", "threads"} <= set(fields):
+        raise LabError(f"QEMU's -smp in the log ({smp[0]}) does not name "
+                       "sockets, cores and threads, as the lab's always do")
     return machmod.Machine(
-        int(smp[0].split(",")[0]) + high, int(fields.get("sockets", 1)),
-        int(fields.get("cores", 1)), int(fields.get("threads", 1)),
-        max(1, len(option(argv, "-numa"))),
+        int(smp[0].split(",")[0]) + high, int(fields["sockets"]),
+        int(fields["cores"]), int(fields["threads"]),
+        # one node unless -numa options say how many
+        len(option(argv, "-numa")) or 1,
         "amd" if "AuthenticAMD" in cpu else "intel", "x2apic=on" in cpu,
         tcg, high=high)
 
