@@ -419,3 +419,33 @@ def test_a_guest_line_cut_by_kernel_messages_is_made_whole():
                                     "[    2.000000] b\n[    3.000000] c\n"
                                     "LAB: y")
     assert parse.unsplice(text + "z\n").endswith("c\nLAB: yz\n")
+
+
+def test_the_bringup_window_is_exact_to_the_microsecond():
+    text = ("[    1.234567] smp: Bringing up secondary CPUs ...\n"
+            "[    1.470000] smp: Brought up 1 node, 8 CPUs\n")
+    assert parse.parse(text).bringup_ms == 235.433
+
+
+def test_a_step_line_without_a_result_is_done():
+    facts = parse.parse("LAB: step hotplug\nLAB: step kexec result=pass\n")
+    assert facts.steps == {"hotplug": "done", "kexec": "pass"}
+
+
+def test_a_lab_field_may_hold_an_equals_sign():
+    assert parse.lab_fields("cpus a=1 cmd=x=y") == {"a": "1", "cmd": "x=y"}
+
+
+def test_the_apic_mode_is_the_first_kernels():
+    """The machine's mode is its first kernel's, as its bringup mode is:
+    a kexec chain to nox2apic, its second kernel given a routing line."""
+    text = load("series-kexec-x2apic-to-nox2apic.log")
+    first, rest = text.split("LAB: begin", 1)
+    rest = rest.replace("smpboot: parallel bringup", "Switched APIC routing "
+                        "to physical flat.\n[    0.2] smpboot: parallel "
+                        "bringup", 1)
+    facts = parse.parse(first + "LAB: begin" + rest)
+    assert parse.APIC_MODE.findall(first + rest) == ["cluster x2apic",
+                                                     "physical flat"]
+    assert facts.apic == "cluster x2apic"
+    assert parse.parse("nothing").apic == "flat"

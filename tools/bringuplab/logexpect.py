@@ -103,7 +103,7 @@ def machine_of(argv: List[str]) -> machmod.Machine:
 
 def param(params: List[str], name: str) -> Optional[str]:
     """The value of the last `name=` kernel parameter, None without."""
-    values = [p.split("=", 1)[1] for p in params
+    values = [p.partition("=")[2] for p in params
               if p.startswith(name + "=")]
     return values[-1] if values else None
 

@@ -130,7 +130,8 @@ class Facts:
     step_topology: Dict[str, str] = field(default_factory=dict)
     mode: Optional[str] = None        # parallel, serial, or None
     mode_reason: Optional[str] = None
-    apic: str = "flat"                # APIC driver; "flat" if never switched
+    apic: str = "flat"                # the first kernel's APIC driver;
+    #                                   "flat" if never switched
     bringup_start: Optional[float] = None
     bringup_end: Optional[float] = None
     bringup_ms: Optional[float] = None
@@ -218,7 +219,8 @@ def kick_total(text: str) -> Optional[int]:
 
 
 def lab_fields(line: str) -> Dict[str, str]:
-    return dict(tok.split("=", 1) for tok in line.split() if "=" in tok)
+    return {key: value for key, _, value in
+            (tok.partition("=") for tok in line.split() if "=" in tok)}
 
 
 def tap(text: str) -> Tap:
@@ -277,9 +279,9 @@ def unsplice(text: str) -> str:
     cut = ""            # the guest line so far, waiting for its rest
     for line in text.splitlines(keepends=True):
         message = KERNEL_MESSAGE.search(line)
-        if message and message.start() == 0:
-            out.append(line)
-        elif message:
+        if message:
+            # what comes before it (nothing, for a line of its own) is
+            # the start of a guest line the message cut
             cut += line[:message.start()]
             out.append(line[message.start():])
         else:
@@ -305,7 +307,7 @@ def parse(text: str) -> Facts:
         brought_up_each=[int(m.group(3)) for m in BRINGUP_END.finditer(text)],
         mode=(mode.group(1) or "none") if mode else None,
         mode_reason=reason.group(1) if reason else None,
-        apic=apic[-1] if apic else "flat",
+        apic=apic[0] if apic else "flat",
         splats=splats(text), tap=tap(text), phases_us=phases(text),
         kick_total_us=kick_total(text),
         post_bringup_ms=post_bringup(text, end),
@@ -317,8 +319,7 @@ def parse(text: str) -> Facts:
     if start:
         facts.bringup_start = float(start.group(1))
     if start and end:
-        facts.bringup_ms = round((float(end.group(1)) -
-                                  float(start.group(1))) * 1000.0, 3)
+        facts.bringup_ms = (_us(end.group(1)) - _us(start.group(1))) / 1000
     for match in LAB_LINE.finditer(text):
         lab_line(facts, match.group(1))
     return facts
