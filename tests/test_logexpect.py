@@ -301,3 +301,9 @@ def test_judge_says_whether_todays_rules_are_newer_than_the_log(
     kept, res = logexpect.rejudge(log)
     assert "  rules: today's, changed 2026-12-03 09:00 UTC" in \
         logexpect.render(kept, res)
+
+
+def test_a_parameter_given_twice_counts_as_the_kernel_reads_it_last():
+    params = ["maxcpus=2", "nosmt", "maxcpus=4"]
+    assert logexpect.param(params, "maxcpus") == "4"
+    assert logexpect.param(params, "nr_cpus") is None
