@@ -307,3 +307,25 @@ def test_a_parameter_given_twice_counts_as_the_kernel_reads_it_last():
     params = ["maxcpus=2", "nosmt", "maxcpus=4"]
     assert logexpect.param(params, "maxcpus") == "4"
     assert logexpect.param(params, "nr_cpus") is None
+
+
+def test_nosmt_on_cores_without_threads_keeps_maxcpus():
+    one_thread = machine.make(8, "2x4x1", 2)
+    entry = logexpect.derived("boot", one_thread, ["maxcpus=2", "nosmt"])
+    assert matrix.expect(entry, modes=True).online == 2
+
+
+def test_judge_json_says_when_the_rules_changed(tmp_path, monkeypatch):
+    from datetime import datetime, timezone
+    log = tmp_path / "hotplug-16-20261201-101500-123.log"
+    log.write_text(load("series-intel-16-parallel.log"))
+    kept, res = logexpect.rejudge(log)
+    when = datetime(2026, 12, 3, 9, 0, tzinfo=timezone.utc)
+    monkeypatch.setattr(logexpect, "rules_changed", lambda: when)
+    text = logexpect.to_json(kept, res)
+    assert text.startswith('{\n "log": ')       # one space per level
+    data = json.loads(text)
+    assert data["rules_changed"] == "2026-12-03T09:00:00+00:00"
+    assert data["written"] == "2026-12-01T10:15:00+00:00"
+    monkeypatch.setattr(logexpect, "rules_changed", lambda: None)
+    assert json.loads(logexpect.to_json(kept, res))["rules_changed"] is None

@@ -159,7 +159,7 @@ def known_entries() -> Dict[str, List[matrix.Entry]]:
     out: Dict[str, List[matrix.Entry]] = {}
     every = [e for todo in matrix.MATRICES.values() for e in todo]
     every += [e for todo in soak.fixed().values() for e in todo]
-    every += soak.fault_entries() + soak.random_entries(0, 1)
+    every += soak.fault_entries() + soak.high_apic_entries()
     every += [e for flavour in soak.DEBUG_FLAVOURS
               for e in soak.debug_entries(flavour)]
     for entry in every:

@@ -70,18 +70,20 @@ def random_entries(count: int, seed: int) -> List[Entry]:
         out.append(Entry(name, MachineSpec(
             cpus, f"{sockets}x{cores}x{threads}", numa, profile, x2apic,
             tcg), parallel, ("cpus",), append, expect_online=online))
-    # APIC IDs above 255 (5 sockets of 17 cores: IDs up to 289) need
-    # x2APIC with interrupt remapping. Half of the 20 vCPUs take the
-    # topology's last slots: all 170 slots present livelocked in the
-    # periodic tick under round-robin TCG on a slow host (soak of
-    # 2026-12-01, tests/logs/soak-rr170-periodic-tick-livelock.log).
-    for tcg in ("single", "multi"):
-        out.append(Entry(f"m-x2apic-ids-above-255-{tcg}",
-                         MachineSpec(20, "5x17x2", 1, "intel", True, tcg,
-                                     high=10),
-                         dmesg=(r"Converting physical 4 to logical "
-                                r"package 1",)))
-    return out
+    return out + high_apic_entries()
+
+
+def high_apic_entries() -> List[Entry]:
+    """The machines of the matrix scenario that are not drawn at random.
+    APIC IDs above 255 (5 sockets of 17 cores: IDs up to 289) need
+    x2APIC with interrupt remapping. Half of the 20 vCPUs take the
+    topology's last slots: all 170 slots present livelocked in the
+    periodic tick under round-robin TCG on a slow host (soak of
+    2026-12-01, tests/logs/soak-rr170-periodic-tick-livelock.log)."""
+    return [Entry(f"m-x2apic-ids-above-255-{tcg}",
+                  MachineSpec(20, "5x17x2", 1, "intel", True, tcg, high=10),
+                  dmesg=(r"Converting physical 4 to logical package 1",))
+            for tcg in ("single", "multi")]
 
 
 def fixed() -> Dict[str, List[Entry]]:
