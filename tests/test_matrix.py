@@ -147,10 +147,13 @@ def test_an_unstoppable_cpu_costs_only_itself_in_both_modes():
         assert entry.expect_online == 7 and entry.restart is None
         assert "lab.cpu=3" in entry.append
         assert entry.absent == (matrix.RETRY_LINE.format(cpu=3),)
-        assert len(entry.dmesg) == 1
+        assert len(entry.dmesg) == 2
         assert re.search(entry.dmesg[0], "smpboot: CPU3 did not come up "
                          "and could not be stopped: it is not started "
                          "again")
+        # and the later online refused
+        assert re.search(entry.dmesg[1], "cpuhp: CPU3: not started, it "
+                         "may still run from an earlier attempt")
         # v2's veto of every later CPU is not what it must say
         assert not re.search(entry.dmesg[0], "smpboot: CPU3 did not come "
                              "up within 10 seconds and could not be "

@@ -75,6 +75,9 @@ ROWS: Dict[str, Tuple[str, str]] = {
     r"could not be stopped": (
         "boot-failed", line_of(load("v3-fault-unstoppable-cpu3-8-multi.log"),
                                "could not be stopped")),
+    r"not started, it may still run": (
+        "boot-failed", line_of(load("v3-fault-stuckwait-cpu3-8-single-"
+                                    "parallel.log"), "not started, it may")),
     r"did not come up within \d+ seconds": (
         "boot-failed", line_of(load("v2-fault-nosipi-cpu3-8-single.log"),
                                "did not come up within")),

@@ -52,6 +52,11 @@ GIVE_UP = (r"CPU{cpu} did not come up(?: within 10 seconds)?, "
            r"(?:put back under INIT|stopped)")
 UNSTOPPED = (r"CPU{cpu} did not come up and could not be stopped: "
              r"it is not started again")
+# A CPU which could not be stopped is not started again: the core says
+# so as it refuses to kick it, when the online-fails step onlines it
+# later, and in a parallel bringup already at its turn, if it went
+# STUCK after it was started ahead.
+REFUSED = r"CPU{cpu}: not started, it may still run from an earlier attempt"
 FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     "nosipi": (GIVE_UP,),     # never sent its startup IPIs
     "rmstall": (GIVE_UP,),    # stuck in the trampoline, stack lock held
@@ -59,13 +64,15 @@ FAULT_LINES: Dict[str, Tuple[str, ...]] = {
     # as nosipi, but INIT cannot stop it (SEV-ES, an APIC driver's own
     # wakeup): it might still arrive late, as itself, and park; it is
     # never started again, and no other CPU is held back for it
-    "unstoppable": (UNSTOPPED,),
+    "unstoppable": (UNSTOPPED, REFUSED),
     # as nosipi, and the handshake word is DEAD or STUCK while the
     # control CPU waits: the wait must fail at once, not take the CPU
     # for alive (v2 did, and then waited for its callin for ever). A
     # STUCK CPU stays stuck: nothing says it can be stopped now.
     "deadwait": (GIVE_UP,),
-    "stuckwait": (UNSTOPPED,),
+    # in a parallel bringup the CPU is STUCK before its turn to be
+    # waited for: the kick that would start it again is refused
+    "stuckwait": (f"(?:{UNSTOPPED}|{REFUSED})", REFUSED),
 }
 # Kicked along with others which did not come up either (held up
 # behind the stuck one), a CPU is started again alone before it counts

@@ -66,13 +66,15 @@ SPLAT_TEXTS = (
     ("KASAN", (r"KASAN: ",)),
     # 6.1 and every version of the series; 6.12; v1 (the real-mode
     # stack lock, the release); v2 and v3 (a CPU given up on that INIT
-    # could not stop); v2 (a CPU given up on, put back under INIT)
+    # could not stop; v3: a kick refused to such a CPU); v2 (a CPU given
+    # up on, put back under INIT)
     ("boot-failed", (r"do_boot_cpu failed",
                      r"failed to report alive state",
                      r"stuck with the real-mode stack lock",
                      r"real-mode stack lock held by",
                      r"did not take its release",
                      r"could not be stopped",
+                     r"not started, it may still run",
                      r"did not come up within \d+ seconds")),
     ("stuck", (r"CPU#\d+ stuck", r"rcu_\w+ detected stalls",
                r"self-detected stall")),
