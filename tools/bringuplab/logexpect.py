@@ -83,7 +83,9 @@ def machine_of(argv: List[str]) -> machmod.Machine:
     smp = option(argv, "-smp")
     if not smp:
         raise LabError("QEMU's command line in the log has no -smp")
-    fields = dict(f.split("=", 1) for f in smp[0].split(",")[1:])
+    count, _, rest = smp[0].partition(",")
+    fields = {key: value for key, _, value in
+              (f.partition("=") for f in rest.split(",") if f)}
     cpu = option(argv, "-cpu")[0] if option(argv, "-cpu") else ""
     high = sum(d.split(",")[0].endswith("-x86_64-cpu")
                for d in option(argv, "-device"))
@@ -93,7 +95,7 @@ def machine_of(argv: List[str]) -> machmod.Machine:
         raise LabError(f"QEMU's -smp in the log ({smp[0]}) does not name "
                        "sockets, cores and threads, as the lab's always do")
     return machmod.Machine(
-        int(smp[0].split(",")[0]) + high, int(fields["sockets"]),
+        int(count) + high, int(fields["sockets"]),
         int(fields["cores"]), int(fields["threads"]),
         # one node unless -numa options say how many
         len(option(argv, "-numa")) or 1,
