@@ -59,6 +59,9 @@ def test_configure_enables_the_check_after_multi_user(tmp_path):
     assert check.stat().st_mode & 0o111
     assert (tmp_path / "etc/fstab").read_text().startswith("/dev/vda / ")
     assert "LOAD_KEXEC=false" in (tmp_path / "etc/default/kexec").read_text()
+    # no login on the serial console, which the check writes to
+    getty = tmp_path / "etc/systemd/system/serial-getty@ttyS0.service"
+    assert str(getty.readlink()) == "/dev/null"
     # Again on the same root: the same, no error
     image.configure(tmp_path)
 

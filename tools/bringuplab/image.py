@@ -40,12 +40,16 @@ After=multi-user.target
 
 [Service]
 Type=oneshot
-# The script writes to /dev/ttyS0 itself (serial-getty has the tty)
+# The script writes to /dev/ttyS0 itself, which no getty holds
 ExecStart=/{CHECK}
 
 [Install]
 WantedBy=multi-user.target
 """
+# The serial console is the lab's: a login prompt there would take the
+# tty with vhangup(), and the check's lines after it would be lost
+# (seen: "LAB: begin" and nothing more once "bringup login:" appeared).
+MASKED = ("serial-getty@ttyS0.service",)
 FSTAB = "/dev/vda / ext4 rw,errors=remount-ro 0 1\n"
 # kexec-tools must not take over the reboot that ends the run
 KEXEC_DEFAULTS = "LOAD_KEXEC=false\n"
@@ -134,7 +138,8 @@ def selftests(tree: Path, root: Path) -> None:
 
 def configure(root: Path) -> None:
     """The lab's part of the image: fstab, the check script and its
-    unit (enabled), kexec-tools kept off the reboot."""
+    unit (enabled), kexec-tools kept off the reboot, no login prompt on
+    the serial console."""
     (root / "etc/fstab").write_text(FSTAB)
     (root / "etc/hostname").write_text("bringup\n")
     (root / "etc/default").mkdir(exist_ok=True)
@@ -151,6 +156,10 @@ def configure(root: Path) -> None:
     link = wants / UNIT
     link.unlink(missing_ok=True)
     link.symlink_to(f"/etc/systemd/system/{UNIT}")
+    for unit in MASKED:
+        mask = units / unit
+        mask.unlink(missing_ok=True)
+        mask.symlink_to("/dev/null")
 
 
 def boot_files(root: Path) -> List[Path]:
