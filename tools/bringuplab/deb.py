@@ -9,7 +9,6 @@ build/deb/out-CONFIG. The linux-image and linux-headers packages are
 copied to results/deb/ with a .sha256 file each, and a `deb` record
 says what built them.
 """
-import hashlib
 import re
 import shutil
 import time
@@ -86,14 +85,6 @@ class Built:
     bytes: int
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fobj:
-        for block in iter(lambda: fobj.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def expected_objects(config: str, log: Path) -> int:
     """How many objects the build will compile: the "CC" lines of the
     last build of this config if its log is there, else OBJECTS."""
@@ -133,7 +124,7 @@ def collect(name: Naming, where: Path = DEB,
                              f"{where}")
         target = dest / src.name
         shutil.copyfile(src, target)
-        digest = sha256(target)
+        digest = basemod.sha256(target)
         (dest / (src.name + ".sha256")).write_text(
             f"{digest}  {src.name}\n")
         built.append(Built(f"linux-{kind}-{name.release}", str(target),
