@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import kernel, record
+from bringuplab import record
 from bringuplab.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def test_provenance_names_the_revisions_tools_and_configs(tmp_path):
 def test_a_record_is_saved_in_results_and_read_back(tmp_path, monkeypatch):
     config = tmp_path / ".config"
     config.write_text("CONFIG_SMP=y\n")
-    monkeypatch.setattr(kernel, "BUILT", {"guest-check": config})
+    monkeypatch.setattr(record, "BUILT", {"guest-check": config})
     rec = record.make("check", False, {"passed": 1, "failed": 1},
                       record.now())
     assert list(rec.provenance.configs) == ["guest-check"]

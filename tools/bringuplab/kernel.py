@@ -7,9 +7,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List, Optional
 
-from . import kconfig, worktree
+from . import kconfig, record, worktree
 from .errors import InfraError
 from .paths import BUILD, LOGS, OVERLAY, TREE, out_dir
 from .progress import duration
@@ -72,8 +72,10 @@ def tree_revision(tree: Path) -> str:
 
 
 # The .config of every kernel built in this process, by the name of its
-# build log without "kernel-" (NAME and TAG): what a run's record hashes.
-BUILT: Dict[str, Path] = {}
+# build log without "kernel-" (NAME and TAG): what a run's record hashes
+# (record.BUILT, kept by the records, which need not know how kernels
+# are built).
+BUILT = record.BUILT
 
 
 def ensure_config(tree: Path, out: Path, name: str) -> None:

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from . import kernel
 from .errors import InfraError, UsageError, exit_status
 from .paths import PATCHES, ROOT
 
@@ -191,10 +190,15 @@ def provenance(started: str, configs: Mapping[str, Path],
         config_hashes(configs), started, now())
 
 
+# The .config of every kernel this process built, by name: the build
+# stages note each one here, and every record made since hashes them.
+BUILT: Dict[str, Path] = {}
+
+
 def make(kind: str, ok: bool, results: dict, started: str) -> Record:
     """The record of a run that began at `started` and ends now, with the
-    configs of every kernel this process built (kernel.BUILT)."""
-    return Record(kind, ok, results, provenance(started, kernel.BUILT))
+    configs of every kernel this process built (BUILT)."""
+    return Record(kind, ok, results, provenance(started, BUILT))
 
 
 def status_of(rec: Record) -> int:
