@@ -144,7 +144,7 @@ def build(config: str = "cloud", jobs: int = 2) -> record.Record:
     head = prepare_tree()
     out = DEB / f"out-{config}"
     kernel.ensure_config(SRC, out, config)
-    kernel.BUILT[f"deb-{config}"] = out / ".config"
+    record.BUILT[f"deb-{config}"] = out / ".config"
     log = LOGS / f"deb-{config}.log"
     expect = expected_objects(config, log)
     clock = time.monotonic()

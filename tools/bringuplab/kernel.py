@@ -71,13 +71,6 @@ def tree_revision(tree: Path) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
-# The .config of every kernel built in this process, by the name of its
-# build log without "kernel-" (NAME and TAG): what a run's record hashes
-# (record.BUILT, kept by the records, which need not know how kernels
-# are built).
-BUILT = record.BUILT
-
-
 def ensure_config(tree: Path, out: Path, name: str) -> None:
     """(Re)write out/.config only if it would change, so builds stay
     incremental."""
@@ -173,7 +166,9 @@ def build(name: str = "guest", tree: Path = TREE,
     log = LOGS / f"kernel-{name}{tag}.log"
     make(tree, out, ["bzImage"], log)
     kern = built_in(out, name, tree_revision(tree))
-    BUILT[f"{name}{tag}"] = kern.config
+    # by the name of its build log without "kernel-": what the records
+    # of this process hash
+    record.BUILT[f"{name}{tag}"] = kern.config
     print(f"lab: kernel '{name}' built in "
           f"{time.monotonic() - started:.0f} s: {kern.image}",
           file=sys.stderr)

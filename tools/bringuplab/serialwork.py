@@ -531,7 +531,7 @@ def kernel_of(which: str) -> kernel.Kernel:
         if not kern.image.is_file():
             raise InfraError(f"no kernel at {kern.image}: run `bringup "
                              "kernel`")
-        kernel.BUILT["guest"] = kern.config
+        record.BUILT["guest"] = kern.config
         return kern
     return bench._build(which)
 
