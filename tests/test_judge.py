@@ -519,7 +519,7 @@ def test_nosmt_starts_the_siblings_so_the_mode_is_the_configured_one():
     want = matrix.expect(entry, modes=True)
     assert want.mode == "parallel"
     assert verdict(log, want).ok, verdict(log, want).texts()
-    for append in ("nosmp", "maxcpus=1", "maxcpus=0 nosmt"):
+    for append in ("nosmp", "maxcpus=1", "maxcpus=0 nosmt", "nr_cpus=1"):
         assert matrix.expect(replace(entry, append=append),
                              modes=True).mode == "none"
 

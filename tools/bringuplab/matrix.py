@@ -254,7 +254,7 @@ def entries(name: str) -> List[Entry]:
 
 
 # Kernel parameters that leave every AP unstarted at boot.
-NO_AP = re.compile(r"(?:^|\s)(?:nosmp|maxcpus=[01])(?:\s|$)")
+NO_AP = re.compile(r"(?:^|\s)(?:nosmp|maxcpus=[01]|nr_cpus=1)(?:\s|$)")
 
 
 def expect(entry: Entry, modes: bool) -> judge.Expect:
@@ -264,8 +264,8 @@ def expect(entry: Entry, modes: bool) -> judge.Expect:
     boot_cpus = online if entry.expect_boot is None else entry.expect_boot
     mode = None
     if modes:
-        # No CPU to start at boot (nosmp, maxcpus=0 or 1): the kernel
-        # says so ("no secondary CPUs"), in either configured mode.
+        # No CPU to start at boot (nosmp, maxcpus=0 or 1, nr_cpus=1):
+        # the kernel says so ("no secondary CPUs"), in either mode.
         # (nosmt starts the siblings too, to park them: a bringup.)
         mode = "none" if NO_AP.search(entry.append) \
             and entry.machine.cpus > 1 \
