@@ -54,12 +54,12 @@ class Tally:
                            "infra": not ok and infra})
         if ok:
             self.passed += 1
-        elif infra:
+            return ok
+        self.failures.append(name)
+        if infra:
             self.infra += 1
-            self.failures.append(name)
         else:
             self.failed += 1
-            self.failures.append(name)
         return ok
 
     def guard(self, name: str, step: Callable[[], str],
