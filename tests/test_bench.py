@@ -1,7 +1,7 @@
 """The benchmark's summaries, on made-up samples."""
 import subprocess
 
-from bringuplab import bench, stats
+from bringuplab import bench, bench_tables, stats, variants
 
 
 def sample(variant: str, ms: float, phases: dict, verdict: str = "pass"
@@ -22,7 +22,7 @@ def test_medians_ignore_failed_boots():
 
 
 def test_phase_table_takes_medians_per_phase():
-    text = bench.phase_table([
+    text = bench_tables.phase_table([
         sample("ours-parallel", 1.0, {"kick": 1000, "tsc-sync": 20000}),
         sample("ours-parallel", 1.0, {"kick": 3000, "tsc-sync": 40000}),
         sample("ours-parallel", 1.0, {"kick": 2000, "tsc-sync": 30000}),
@@ -34,7 +34,7 @@ def test_phase_table_takes_medians_per_phase():
 
 
 def test_phase_table_empty_without_reports():
-    assert bench.phase_table([sample("upstream-parallel", 1.0, {})]) == ""
+    assert bench_tables.phase_table([sample("upstream-parallel", 1.0, {})]) == ""
 
 
 def test_host_clock_table_uses_host_wall():
@@ -44,8 +44,8 @@ def test_host_clock_table_uses_host_wall():
         return smp
     cells = stats.medians([timed("ours-parallel", 50.0, 80.0),
                            timed("ours-serial", 100.0, 100.0)])
-    guest = bench.render(cells).splitlines()
-    host = bench.render(cells, "host").splitlines()
+    guest = bench_tables.render(cells).splitlines()
+    host = bench_tables.render(cells, "host").splitlines()
     # machine (4 words), kernel/mode, median, min-max, boots, x own serial
     assert guest[2].split()[8] == "0.50"
     assert host[2].split()[5:9] == ["80.0", "80.0-80.0", "1", "0.80"]
@@ -54,7 +54,7 @@ def test_host_clock_table_uses_host_wall():
 
 def test_host_clock_table_skips_boots_without_host_times():
     cells = stats.medians([sample("ours-parallel", 50.0, {})])
-    assert len(bench.render(cells, "host").splitlines()) == 2
+    assert len(bench_tables.render(cells, "host").splitlines()) == 2
 
 
 def test_pre_kick_is_host_wall_less_the_time_from_the_first_kick():
@@ -62,8 +62,8 @@ def test_pre_kick_is_host_wall_less_the_time_from_the_first_kick():
     assert stats.pre_kick_us(smp) is None
     smp.host_wall_ms, smp.kick_total_us = 400.0, 250000
     assert stats.pre_kick_us(smp) == 150000.0
-    lines = bench.phase_table([smp]).splitlines()
-    assert lines[0].split()[-2:] == [bench.PRE_KICK, "kick"]
+    lines = bench_tables.phase_table([smp]).splitlines()
+    assert lines[0].split()[-2:] == [bench_tables.PRE_KICK, "kick"]
     assert lines[2].split()[-2:] == ["150.0", "50.0"]
 
 
@@ -74,7 +74,7 @@ def test_pair_table_divides_boots_of_the_same_rep():
         smp.rep, smp.host_wall_ms = rep, host
         return smp
     # rep 2 ran on a slow host: its pair keeps the same ratio
-    text = bench.pair_table([
+    text = bench_tables.pair_table([
         timed("ours-parallel", 1, 40.0), timed("ours-serial", 1, 100.0),
         timed("ours-parallel", 2, 160.0), timed("ours-serial", 2, 400.0),
         timed("ours-parallel", 3, 30.0), timed("ours-serial", 3, 60.0),
@@ -88,17 +88,17 @@ def test_pair_table_divides_boots_of_the_same_rep():
 
 
 def test_pick_variants_keeps_the_bench_order():
-    picked = bench.pick_variants("upstream-parallel, ours-parallel")
+    picked = variants.pick_variants("upstream-parallel, ours-parallel")
     assert [var.name for var in picked] == ["ours-parallel",
                                             "upstream-parallel"]
-    assert bench.pick_variants(None) == [
-        var for var in bench.VARIANTS if not var.experiment]
+    assert variants.pick_variants(None) == [
+        var for var in variants.VARIANTS if not var.experiment]
 
 
 def test_experiments_boot_only_when_named():
     assert "halt-parallel" not in [
-        var.name for var in bench.pick_variants(None, "full")]
-    assert [var.name for var in bench.pick_variants(
+        var.name for var in variants.pick_variants(None, "full")]
+    assert [var.name for var in variants.pick_variants(
         "halt-parallel,ours-parallel", "targets")] == [
         "ours-parallel", "halt-parallel"]
     assert bench.HALT_PATCH.is_file()
@@ -109,9 +109,9 @@ def test_experiments_boot_only_when_named():
 
 def test_command_names_a_subset_of_variants():
     assert bench.command("quick", 3) == "make bench"
-    assert bench.command("quick", 3, bench.pick_variants(None)) == \
+    assert bench.command("quick", 3, variants.pick_variants(None)) == \
         "make bench"
-    subset = bench.pick_variants("ours-parallel,ours-serial")
+    subset = variants.pick_variants("ours-parallel,ours-serial")
     assert bench.command("rr64", 7, subset) == (
         "tools/bringup bench --suite rr64 --reps 7 "
         "--variants ours-parallel,ours-serial")
@@ -119,8 +119,8 @@ def test_command_names_a_subset_of_variants():
 
 def test_a_subset_run_gets_files_of_its_own():
     assert bench.result_stem("quick") == "quick"
-    assert bench.result_stem("quick", bench.pick_variants(None)) == "quick"
-    subset = bench.pick_variants("ours-serial,ours-parallel")
+    assert bench.result_stem("quick", variants.pick_variants(None)) == "quick"
+    subset = variants.pick_variants("ours-serial,ours-parallel")
     assert bench.result_stem("rr64", subset) == (
         "rr64+ours-parallel+ours-serial")
 
@@ -136,7 +136,7 @@ def _rep(variant: str, rep: int, host_ms: float, cpus: int = 64,
 
 def test_target_met_by_the_median_of_per_rep_ratios():
     # rep ratios 0.5, 0.9, 1.2: median 0.9 <= 1.0 although one rep is over
-    rows = bench.target_rows(
+    rows = bench_tables.target_rows(
         [_rep(V3, 1, 50), _rep("upstream-parallel", 1, 100),
          _rep(V3, 2, 80), _rep("upstream-parallel", 2, 100),
          _rep(V3, 3, 120), _rep("upstream-parallel", 3, 100)])
@@ -145,7 +145,7 @@ def test_target_met_by_the_median_of_per_rep_ratios():
 
 
 def test_target_missed_above_the_limit():
-    rows = bench.target_rows(
+    rows = bench_tables.target_rows(
         [_rep(V3, 1, 33, 32, "multi"),
          _rep("upstream-parallel", 1, 30, 32, "multi")])
     assert rows[0][1:] == ["v3 par / upstream par", "1.10", "1.00", "1",
@@ -155,7 +155,7 @@ def test_target_missed_above_the_limit():
 def test_the_main_series_alone_is_not_judged_by_the_targets():
     # v3 is sent with its split-out series; the main series alone is
     # priced (PAIRS), not judged
-    assert bench.target_rows(
+    assert bench_tables.target_rows(
         [_rep("ours-parallel", 1, 50), _rep("upstream-parallel", 1, 100),
          _rep("ours-parallel", 1, 50, 32, "multi"),
          _rep("upstream-parallel", 1, 100, 32, "multi")]) == []
@@ -163,37 +163,37 @@ def test_the_main_series_alone_is_not_judged_by_the_targets():
 
 def test_target_applies_only_to_its_machine():
     # a round-robin 32-vCPU machine is neither target's
-    assert bench.target_rows([_rep(V3, 1, 33, 32),
+    assert bench_tables.target_rows([_rep(V3, 1, 33, 32),
                               _rep("upstream-parallel", 1, 30, 32)]) == []
 
 
 def test_the_targets_suite_boots_its_own_variants_by_default():
-    names = [var.name for var in bench.pick_variants(None, "targets")]
+    names = [var.name for var in variants.pick_variants(None, "targets")]
     assert names == ["ours-parallel", "upstream-parallel", "base-serial",
                      V3, "ours+calibration+workqueue-serial"]
-    assert len(bench.pick_variants(None, "quick")) == len(
-        [var for var in bench.VARIANTS if not var.experiment])
+    assert len(variants.pick_variants(None, "quick")) == len(
+        [var for var in variants.VARIANTS if not var.experiment])
     assert not any("+" in var.kernel
-                   for var in bench.pick_variants(None, "quick"))
-    assert bench.command("targets", 5, bench.pick_variants(
+                   for var in variants.pick_variants(None, "quick"))
+    assert bench.command("targets", 5, variants.pick_variants(
         None, "targets")) == "tools/bringup bench --suite targets --reps 5"
-    assert bench.command("targets", 5, bench.pick_variants(
+    assert bench.command("targets", 5, variants.pick_variants(
         "ours-parallel", "targets")) == (
         "tools/bringup bench --suite targets --reps 5 "
         "--variants ours-parallel")
 
 
 def test_every_pair_names_variants_the_bench_boots():
-    names = {var.name for var in bench.VARIANTS}
-    for _, num, den in bench.PAIRS:
+    names = {var.name for var in variants.VARIANTS}
+    for _, num, den in bench_tables.PAIRS:
         assert {num, den} <= names
 
 
 def test_the_extras_suite_prices_each_split_out_series():
-    kernels = {var.kernel for var in bench.pick_variants(None, "extras")}
+    kernels = {var.kernel for var in variants.pick_variants(None, "extras")}
     assert kernels == {"ours", "ours+calibration", "ours+workqueue", "base",
                        "base+calibration", "base+workqueue"}
-    pairs = {name for name, _, _ in bench.PAIRS}
+    pairs = {name for name, _, _ in bench_tables.PAIRS}
     for which in ("calibration", "workqueue"):
         assert f"ours+{which} / ours" in pairs
         assert f"base+{which} / base" in pairs

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from bringuplab import bench, boot, cli, compare, hostcpu, initramfs, \
-    kernel, record, tree
+    kernel, record, tree, variants
 from bringuplab.errors import InfraError
 from bringuplab.machinespec import MachineSpec
 
@@ -52,16 +52,16 @@ def test_require_is_quiet_for_timed_or_failed_boots():
 
 
 def test_bench_stops_at_a_passing_boot_the_host_did_not_time(lab):
-    variants = bench.pick_variants("ours-parallel,ours-serial")
+    picked = variants.pick_variants("ours-parallel,ours-serial")
     lab += [result(80.0), result(None)]
     with pytest.raises(InfraError, match="b.log"):
-        bench.run_suite("rr64", 1, variants)
+        bench.run_suite("rr64", 1, picked)
 
 
 def test_a_failed_boot_is_a_test_failure_not_infrastructure(lab, capsys):
-    variants = bench.pick_variants("ours-parallel,ours-serial")
+    picked = variants.pick_variants("ours-parallel,ours-serial")
     lab += [result(80.0), result(None, "hang")] * 2
-    rec = bench.run("rr64", 2, variants)
+    rec = bench.run("rr64", 2, picked)
     assert not rec.ok
     assert len(rec.results["samples"]) == 4
     out = capsys.readouterr()

@@ -3,7 +3,8 @@ and bench.py slipped past: each case is a real log of tests/logs (or a
 bench sample) on the side of a limit a mutation would move."""
 import pytest
 
-from bringuplab import bench, judge, parse
+from bringuplab import bench_tables, judge, parse
+from bringuplab.samples import Sample
 from bringuplab.judge import Expect
 from reallogs import line_of, load, replace_first, rules
 
@@ -102,15 +103,15 @@ def test_a_qemu_line_after_the_guests_is_no_refusal():
 V3 = "ours+calibration+workqueue-parallel"
 
 
-def sample(variant: str, host_ms: float) -> bench.Sample:
-    return bench.Sample("64=x single", 64, "single", "intel", variant, 1,
+def sample(variant: str, host_ms: float) -> Sample:
+    return Sample("64=x single", 64, "single", "intel", variant, 1,
                         "pass", host_ms, "parallel", "", {}, host_ms)
 
 
 @pytest.mark.parametrize("v3_ms,result", [(80, "met"), (82, "missed")])
 def test_a_target_has_no_slack(v3_ms, result):
     """RR 64's limit is 0.8: 0.82 misses it."""
-    rows = bench.target_rows([sample(V3, v3_ms),
+    rows = bench_tables.target_rows([sample(V3, v3_ms),
                               sample("upstream-parallel", 100)])
     assert rows[0][2:] == [f"{v3_ms / 100:.2f}", "0.80", "1", result]
 

@@ -237,7 +237,7 @@ def test_guest_steps_and_their_topology_checks():
     assert facts.step_topology == {"hotplug": "cpu3:die_cpus"}
 
 
-def test_a_step_line_without_a_result_is_done():
+def test_a_step_without_a_result_line_in_a_real_log_is_done():
     facts = parse.parse(load("series-intel-16-parallel.log"))
     assert facts.steps == {"hotplug": "pass", "selftest": "done"}
     assert facts.step_topology == {}

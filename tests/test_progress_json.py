@@ -92,7 +92,7 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
                                               capsys):
     """Hangs counted apart from failures; the scenario tables are
     progress (stderr), the record's markdown the result."""
-    from bringuplab import initramfs, kernel, record, soak, tree
+    from bringuplab import initramfs, kernel, record, tree
     monkeypatch.setattr(record, "RESULTS", tmp_path)
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(tree, "create", lambda: "tree up to date")

@@ -10,7 +10,7 @@ from typing import Callable, List, Optional
 
 from . import (bench, boot, buildtest, checkpatch, initramfs, kconfig, kernel,
                machinespec, matrix, packages, progress, record, render,
-               tree)
+               tree, variants)
 from .errors import LabError, UsageError, exit_status
 from .paths import out_dir
 
@@ -228,9 +228,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.file = args.render
         return cmd_render(args)
     bench.check_suite(args.suite)
-    variants = bench.pick_variants(args.variants, args.suite)
+    picked = variants.pick_variants(args.variants, args.suite)
     packages.ensure(list(packages.NEEDS))
-    return show(bench.run(args.suite, args.reps, variants), args.json)
+    return show(bench.run(args.suite, args.reps, picked), args.json)
 
 
 def cmd_serialwork(args: argparse.Namespace) -> int:
@@ -424,7 +424,7 @@ def _measure_commands(
     p.add_argument("--variants", metavar="LIST", help="comma list of the "
                    "kernels and modes to boot, e.g. ours-parallel,"
                    "ours-serial (default: the suite's in "
-                   "bench.SUITE_VARIANTS, else all)")
+                   "variants.SUITE_VARIANTS, else all)")
     p.add_argument("--render", metavar="JSON", help="the same as "
                    "`bringup render JSON`; boots nothing")
     _json(p)

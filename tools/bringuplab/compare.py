@@ -6,7 +6,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import List, Sequence, Tuple
 
-from . import bench, boot, hostcpu, initramfs, kconfig, kernel, record, \
+from . import bench_tables, boot, hostcpu, initramfs, kconfig, kernel, record, \
     report, stats
 from . import tree, worktree
 from .machinespec import MachineSpec
@@ -141,7 +141,7 @@ def ratio_rows(samples: List[Sample], names: List[str]
             f"{cell.get('host_n', 0)}" + (f" ({cell['failed']} failed)"
                                           if cell.get("failed") else ""),
             f"{med / first:.2f}" if med and first else "-",
-            "{} ({})".format(*bench.fmt_ratios(ratios)) if ratios
+            "{} ({})".format(*bench_tables.fmt_ratios(ratios)) if ratios
             else "-", post_bringup(samples, name)])
     return rows
 
@@ -152,12 +152,12 @@ def render(samples: List[Sample], names: List[str]) -> str:
         ["arm", "median ms", "min-max", "boots", f"x {names[0]}",
          "per rep x (range)", "after ms (range)"],
         ratio_rows(samples, names))
-    phase = bench.phase_table(samples)
+    phase = bench_tables.phase_table(samples)
     text += ("\n\nafter ms: guest time from the end of the bringup to "
              "the first clocksource switch, initcalls of the boot CPU "
              "while the APs idle with a periodic tick")
     return text + ("\n\nper-phase medians, ms (bringup_timing; ap-* "
-                   f"summed over APs; {bench.PRE_KICK}: host clock less "
+                   f"summed over APs; {bench_tables.PRE_KICK}: host clock less "
                    "the report's time from the first kick):\n" + phase
                    if phase else "")
 

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from . import bench, compare, deb, demo, record, report, serialwork, \
+from . import bench_tables, compare, deb, demo, record, report, serialwork, \
     states_report, stats, sysboot
 from .errors import UsageError
 from .samples import Sample
@@ -120,24 +120,24 @@ def _floor_section(samples: List[Sample]) -> str:
 def bench_md(results: dict) -> str:
     samples = samples_of(results)
     cells = stats.medians(samples)
-    text = (f"## By the host's clock\n\n{bench.HOST_CLOCK_NOTE}\n\n"
-            + _fence(bench.render(cells, "host"))
+    text = (f"## By the host's clock\n\n{bench_tables.HOST_CLOCK_NOTE}\n\n"
+            + _fence(bench_tables.render(cells, "host"))
             + f"\n\n## By the guest's printk clock\n\n"
-            f"{bench.GUEST_CLOCK_NOTE}\n\n" + _fence(bench.render(cells))
+            f"{bench_tables.GUEST_CLOCK_NOTE}\n\n" + _fence(bench_tables.render(cells))
             + "\n\n`host busy`: host CPUs kept busy by QEMU's vCPU threads "
             "from the guest's first to its last bringup line, median "
             "(round-robin TCG: at most 1.00; below that, every vCPU was "
             "idle, waiting, part of the time).")
-    pairs = bench.pair_table(samples)
+    pairs = bench_tables.pair_table(samples)
     if pairs:
-        text += f"\n\n## Ratios within each rep\n\n{bench.PAIR_NOTE}\n\n" \
+        text += f"\n\n## Ratios within each rep\n\n{bench_tables.PAIR_NOTE}\n\n" \
             + _fence(pairs)
-    targets = bench.target_table(samples)
+    targets = bench_tables.target_table(samples)
     if targets:
         text += ("\n\n## The series' targets\n\nPer-rep ratios by the "
-                 "host's clock (bench.TARGETS), their median against the "
+                 "host's clock (bench_tables.TARGETS), their median against the "
                  "limit:\n\n" + _fence(targets))
-    phase = bench.phase_table(samples)
+    phase = bench_tables.phase_table(samples)
     if phase:
         text += ("\n\n## Where the bringup time goes\n\nMedians of the "
                  "`bringup_timing` report of the kernels that have one "
@@ -289,7 +289,7 @@ def derived(rec: record.Record) -> Dict[str, object]:
         return {}
     samples = samples_of(rec.results)
     if rec.kind == "bench":
-        pairs = [(name, num, den) for name, num, den in bench.PAIRS]
+        pairs = [(name, num, den) for name, num, den in bench_tables.PAIRS]
     else:
         names = list(rec.results.get("arms") or
                      dict.fromkeys(s.variant for s in samples))

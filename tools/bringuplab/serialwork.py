@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import bench, boot, initramfs, kernel, record, report
+from . import bench, boot, variants, initramfs, kernel, record, report
 from .errors import InfraError, UsageError
 from .machinespec import SERVER, MachineSpec
 from .paths import BUILD, LOGS, ROOT
@@ -507,12 +507,12 @@ def _top(funcs: Dict[str, Dict[str, int]]) -> Dict[str, Dict[str, int]]:
 # ---------------------------------------------------------------------
 # Runs and records
 
-def pick(names: Optional[str]) -> List[bench.Variant]:
+def pick(names: Optional[str]) -> List[variants.Variant]:
     """The bench variants a comma list names (DEFAULT_VARIANTS if None),
     in the list's order."""
     wanted = [n.strip() for n in (names or ",".join(DEFAULT_VARIANTS))
               .split(",") if n.strip()]
-    known = {var.name: var for var in bench.VARIANTS}
+    known = {var.name: var for var in variants.VARIANTS}
     unknown = [n for n in wanted if n not in known]
     if unknown:
         raise UsageError(f"unknown variant '{unknown[0]}' (known: "
@@ -536,7 +536,7 @@ def kernel_of(which: str) -> kernel.Kernel:
     return bench._build(which)
 
 
-def boot_one(var: bench.Variant, kern: kernel.Kernel, spec: MachineSpec,
+def boot_one(var: variants.Variant, kern: kernel.Kernel, spec: MachineSpec,
              initrd: Path, so: Path, rep: int) -> dict:
     """One boot with the plugin; its sample (a dict for the record)."""
     system_map = kern.system_map.read_text()
@@ -560,7 +560,7 @@ def boot_one(var: bench.Variant, kern: kernel.Kernel, spec: MachineSpec,
     return sample
 
 
-def command(spec: MachineSpec, reps: int, variants: List[bench.Variant]
+def command(spec: MachineSpec, reps: int, variants: List[variants.Variant]
             ) -> str:
     opts = spec.options(SERVER)
     names = [v.name for v in variants]
@@ -571,7 +571,7 @@ def command(spec: MachineSpec, reps: int, variants: List[bench.Variant]
             + "".join(f" {o}" for o in opts))
 
 
-def run(spec: MachineSpec, reps: int, variants: List[bench.Variant]
+def run(spec: MachineSpec, reps: int, variants: List[variants.Variant]
         ) -> record.Record:
     """Boot each variant `reps` times, interleaved; the record, saved in
     results/."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from . import record, render
+from . import bench_tables, record, render
 from .errors import UsageError
 from .paths import ROOT
 
@@ -93,17 +93,16 @@ def row_of(path: Path) -> Row:
 
 
 def target_lines(path: Path) -> List[str]:
-    """The series' targets (bench.TARGETS) as a bench record meets or
-    misses them, one bullet each; none if the record has no pair."""
-    from . import bench
+    """The series' targets (bench_tables.TARGETS) as a bench record meets
+    or misses them, one bullet each; none if the record has no pair."""
     try:
-        rows = bench.target_rows(
+        rows = bench_tables.target_rows(
             render.samples_of(record.load(path).results))
     except UsageError:      # samples which are not boots: no targets
         return []
     if not rows:
         return []
-    return ["Its targets (`bench.TARGETS`, per-rep medians):", ""] + [
+    return ["Its targets (`bench_tables.TARGETS`, per-rep medians):", ""] + [
         f"- {machine}: {ratio} {median}, at most {limit}: **{verdict}**"
         for machine, ratio, median, limit, _, verdict in rows]
 
