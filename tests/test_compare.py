@@ -1,7 +1,7 @@
 """A/B comparison tables, on made-up samples; bad arms rejected."""
 import pytest
 
-from bringuplab import bench, compare
+from bringuplab import bench, compare, compare_tables
 from bringuplab.errors import LabError
 
 
@@ -20,13 +20,13 @@ def test_ratios_against_the_first_arm_by_median_and_per_rep():
                sample("w1", 2, 300.0, {"kick": 3000}),
                sample("default", 3, 200.0, {}),
                sample("w1", 3, 1.0, {}, "hang")]
-    rows = compare.ratio_rows(samples, ["default", "w1"])
+    rows = compare_tables.ratio_rows(samples, ["default", "w1"])
     assert rows[0][1:] == ["200.0", "100.0-300.0", "3", "1.00",
                            "1.00 (1.00-1.00)", "2000.0 (1000.0-3000.0)"]
     # the hung boot counts as failed and drops out of its rep's pair
     assert rows[1][1:] == ["225.0", "150.0-300.0", "2 (1 failed)", "1.12",
                            "1.25 (1.00-1.50)", "2250.0 (1500.0-3000.0)"]
-    text = compare.render(samples, ["default", "w1"])
+    text = compare_tables.render(samples, ["default", "w1"])
     assert "x default" in text.splitlines()[0]
     assert "kick" in text
 

@@ -8,7 +8,8 @@ from typing import Dict, List
 
 import pytest
 
-from bringuplab import record, render, serialwork as sw
+from bringuplab import record, render, serialwork as sw, \
+    serialwork_tables as swt
 from bringuplab.errors import InfraError
 
 DATA = Path(__file__).resolve().parent / "serialwork"
@@ -85,10 +86,10 @@ def test_phases_match_the_markers_counters(work: sw.BootWork) -> None:
     """The profile and the counters agree: no problem reported."""
     assert work.problems == []
     assert work.aps == 7
-    assert work.phases[sw.SERIAL] == sum(work.phases[p] for p in sw.PARTS)
+    assert work.phases[swt.SERIAL] == sum(work.phases[p] for p in swt.PARTS)
     # the figures of this trace, per AP in k instructions
     per_ap = {p: round(work.phases[p] / 7 / 1e3, 1) for p in work.phases}
-    assert per_ap[sw.SERIAL] == 97.2
+    assert per_ap[swt.SERIAL] == 97.2
     assert per_ap["control first pass"] == 45.2
     assert per_ap["AP in its window"] == 34.8
 
@@ -96,7 +97,7 @@ def test_phases_match_the_markers_counters(work: sw.BootWork) -> None:
 def test_profile_mismatch_is_a_problem(trace: sw.Trace) -> None:
     blocks = list(trace.blocks)
     first = next(i for i, b in enumerate(blocks)
-                 if b.bucket == sw.B_AP and not b.pause)
+                 if b.bucket == swt.B_AP and not b.pause)
     blk = blocks[first]
     blocks[first] = sw.Block(blk.bucket, blk.pc, blk.insns, blk.execs + 1,
                              blk.pause)
@@ -117,7 +118,7 @@ def test_apart_calls_and_functions(trace: sw.Trace,
     alone = sw.analyse(trace, sw.Symbols(SYSTEM_MAP),
                        apart={"sibling map": (func,)})
     assert alone.phases["sibling map"] == own
-    assert alone.phases[sw.SERIAL] == work.phases[sw.SERIAL] - own
+    assert alone.phases[swt.SERIAL] == work.phases[swt.SERIAL] - own
 
 
 def test_symbols_name_a_block() -> None:
@@ -163,11 +164,11 @@ def test_versions() -> None:
 
 
 def test_stability() -> None:
-    assert sw.spread([100.0, 102.0, 104.0]) == pytest.approx(0.04 / 1.02)
-    assert sw.stable([100.0, 102.0, 104.0])
-    assert not sw.stable([100.0, 110.0, 104.0])
-    assert not sw.stable([100.0])                  # one boot proves nothing
-    assert sw.spread([]) is None
+    assert swt.spread([100.0, 102.0, 104.0]) == pytest.approx(0.04 / 1.02)
+    assert swt.stable([100.0, 102.0, 104.0])
+    assert not swt.stable([100.0, 110.0, 104.0])
+    assert not swt.stable([100.0])                  # one boot proves nothing
+    assert swt.spread([]) is None
 
 
 def _results(work: sw.BootWork, scale: Dict[str, List[float]]) -> dict:
@@ -192,7 +193,7 @@ def test_render_tables(work: sw.BootWork) -> None:
     results = _results(work, {"upstream-parallel": [2.0, 2.0, 2.02],
                               "v2-parallel": [1.5, 1.5, 1.5],
                               "ours-parallel": [1.0, 1.1, 1.0]})
-    text = sw.render(results)
+    text = swt.render(results)
     rows = {tuple(line.split()[:2]): line for line in text.splitlines()
             if line.startswith(("ours-parallel", "upstream-parallel"))}
     # ours: 10% spread, not stable; upstream: 1%, stable
@@ -222,8 +223,8 @@ def test_per_ap_skips_failed_boots(work: sw.BootWork) -> None:
     results = _results(work, {"ours-parallel": [1.0, 1.0]})
     results["samples"].append({"variant": "ours-parallel", "rep": 3,
                                "verdict": "fail", "error": "no trace"})
-    vals = sw.per_ap(results["samples"], "ours-parallel", sw.SERIAL)
+    vals = swt.per_ap(results["samples"], "ours-parallel", swt.SERIAL)
     assert len(vals) == 2
     assert statistics.median(vals) == pytest.approx(
-        work.phases[sw.SERIAL] / work.aps, abs=1)
-    assert "ours-parallel rep 3: no trace" in sw.render(results)
+        work.phases[swt.SERIAL] / work.aps, abs=1)
+    assert "ours-parallel rep 3: no trace" in swt.render(results)

@@ -253,7 +253,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_states(args: argparse.Namespace) -> int:
-    from . import states_report
+    from . import states_report, states_tables
     spec = machinespec.from_args(args)
     started = record.now()
     if args.logs:
@@ -266,7 +266,7 @@ def cmd_states(args: argparse.Namespace) -> int:
         packages.ensure(["kernel", "boot", "initramfs"])
         boots = states_report.run(spec, args.reps)
     # Both modes or nothing (UsageError), before a record is kept
-    states_report.render(boots)
+    states_tables.render(boots)
     rec = record.make("states", True, states_report.results(boots, spec),
                       started)
     progress.say(f"states: record {record.save(rec)}")

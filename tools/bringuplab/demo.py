@@ -2,21 +2,10 @@
 `demo` record in results/ (`bringup render` prints its table again)."""
 import json
 import sys
-from typing import List
 
-from . import initramfs, kernel, matrix, packages, record, report, tree
+from . import initramfs, kernel, matrix, packages, record, tree
+from .demo_tables import table
 from .progress import of_boots, say
-
-HEAD = ["kernel command line", "mode", "CPUs online", "bringup ms",
-        "verdict"]
-
-
-def table(boots: List[dict]) -> str:
-    """The demo's table, from its record's boots."""
-    return report.table(HEAD, [
-        [b["cmdline"], b["mode"] or "serial (no mode line: base kernel)",
-         b["cpus"], report.fmt_ms(b["bringup_ms"]), b["verdict"]]
-        for b in boots])
 
 
 def run(as_json: bool = False) -> int:

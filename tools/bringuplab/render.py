@@ -6,8 +6,9 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from . import bench_tables, compare, deb, demo, record, report, serialwork, \
-    states_report, stats, sysboot
+from . import bench_tables, compare_tables, deb_tables, demo_tables, \
+    record, report, serialwork_tables, states_tables, stats, \
+    sysboot_tables
 from .errors import UsageError
 from .samples import Sample
 
@@ -159,18 +160,18 @@ def compare_md(results: dict) -> str:
     reps = results.get("reps") or max((s.rep for s in samples), default=0)
     return (f"{results.get('machine', '?')}, {reps} boots each, "
             "interleaved, by the host's clock:\n\n"
-            + _fence(compare.render(samples, names))
+            + _fence(compare_tables.render(samples, names))
             + _floor_section(samples))
 
 
 def states_md(results: dict) -> str:
     try:
-        boots = [states_report.Boot(**b) for b in results["boots"]]
+        boots = [states_tables.Boot(**b) for b in results["boots"]]
     except (KeyError, TypeError) as err:
         raise UsageError(f"the states record's boots are not boots "
                          f"({err})") from None
     head = f"{results['machine']}:\n\n" if results.get("machine") else ""
-    return head + _fence(states_report.render(boots))
+    return head + _fence(states_tables.render(boots))
 
 
 BOOT_HEAD = ["boot", "tcg", "apic", "verdict", "mode", "cpus",
@@ -260,10 +261,10 @@ def matrix_md(results: dict) -> str:
 
 BODIES: Dict[str, Callable[[dict], str]] = {
     "bench": bench_md, "compare": compare_md, "check": check_md,
-    "soak": soak_md, "states": states_md, "serialwork": serialwork.render,
-    "deb": deb.markdown, "sysboot": sysboot.markdown,
+    "soak": soak_md, "states": states_md, "serialwork": serialwork_tables.render,
+    "deb": deb_tables.markdown, "sysboot": sysboot_tables.markdown,
     "buildtest": buildtest_md, "matrix": matrix_md,
-    "demo": lambda results: _fence(demo.table(results.get("boots", [])))}
+    "demo": lambda results: _fence(demo_tables.table(results.get("boots", [])))}
 
 
 def title(rec: record.Record) -> str:
