@@ -22,7 +22,7 @@ debug-kernel: tree
 
 # Build every patch with the guest and SMP=n (= HOTPLUG_CPU=n) configs, and
 # boot each guest kernel on 8 vCPUs in both bringup modes
-# (tools/bringuplab/each_patch.py; not a git bisect, every patch in turn).
+# (tools/bringuplab/runs/each_patch.py; not a git bisect, every patch in turn).
 each-patch: tree
 	$(BRINGUP) kernel --each --boot --config guest,nosmp
 

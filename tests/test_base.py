@@ -3,7 +3,7 @@ import hashlib
 
 import pytest
 
-from bringuplab import base
+from bringuplab.build import base
 from bringuplab.errors import LabError
 
 TEXT = """# pin

@@ -1,7 +1,9 @@
 """The benchmark's summaries, on made-up samples."""
 import subprocess
 
-from bringuplab import bench, bench_tables, stats, variants
+from bringuplab.build import variants
+from bringuplab.report import bench_tables, stats
+from bringuplab.runs import bench
 
 
 def sample(variant: str, ms: float, phases: dict, verdict: str = "pass"

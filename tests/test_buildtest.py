@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import buildtest, kbuild, kconfig
-from bringuplab.kbuild import Diag
+from bringuplab.build import kbuild, kconfig
+from bringuplab.runs import buildtest
+from bringuplab.build.kbuild import Diag
 from bringuplab.errors import LabError
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
@@ -335,7 +336,8 @@ def test_target_list():
     every = buildtest.targets()
     names = [t.name for t in every]
     assert len(names) == len(set(names))
-    from bringuplab import kconfig, packages
+    from bringuplab.build import kconfig
+    from bringuplab.host import packages
     for flavour, flav in kconfig.FLAVOURS.items():
         # a Debian-based flavour is built by its debian-* target
         assert (f"x86_64-{flavour}" in names) == (not flav.base)
@@ -382,7 +384,7 @@ def test_target_list():
 
 
 def test_buildtest_packages_stay_out_of_what_check_installs():
-    from bringuplab import packages
+    from bringuplab.host import packages
     every = [p for pkgs in packages.NEEDS.values() for p in pkgs]
     assert "gcc-aarch64-linux-gnu" not in every and "sparse" not in every
 

@@ -1,7 +1,8 @@
 """make check's own guards."""
 from pathlib import Path
 
-from bringuplab import check, kernel
+from bringuplab.build import kernel
+from bringuplab.runs import check
 
 # The lines of a System.map that matter here (addresses of the x86_64
 # guest kernel's layout: data below __bss_start, .bss above).

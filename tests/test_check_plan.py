@@ -6,7 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from bringuplab import boot, check, kernel, packages, record, tree
+from bringuplab.build import kernel, tree
+from bringuplab.guest import boot
+from bringuplab.host import packages
+from bringuplab.report import record
+from bringuplab.runs import check
 
 
 def result(wall, vcpu, verdict="pass"):

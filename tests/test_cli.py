@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import kernel
-from bringuplab.machinespec import MachineSpec
+from bringuplab.build import kernel
+from bringuplab.guest.machinespec import MachineSpec
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
 
@@ -76,34 +76,34 @@ def want(entry, topology: bool = False):
     """An entry's expectations (mode unchecked, as without a series);
     the topology only for logs from after the guest checked it."""
     from dataclasses import replace
-    from bringuplab import matrix
+    from bringuplab.runs import matrix
     out = matrix.expect(entry, modes=False)
     return out if topology else replace(out, topologies=())
 
 
 def judged(entry, text: str, topology: bool = False):
-    from bringuplab import judge, parse
+    from bringuplab.verdict import judge, parse
     return judge.judge(parse.parse(text), want(entry, topology))
 
 
 def missing(entry, text: str):
     """The entry's wanted lines the log lacks (judge's present rule)."""
-    from bringuplab import judge, parse
+    from bringuplab.verdict import judge, parse
     return judge.present(parse.parse(text), want(entry))
 
 
 def forbidden(entry, text: str):
-    from bringuplab import judge, parse
+    from bringuplab.verdict import judge, parse
     return judge.absent(parse.parse(text), want(entry))
 
 
 def restarted(entry, text: str):
-    from bringuplab import judge, parse
+    from bringuplab.verdict import judge, parse
     return judge.restart(parse.parse(text), want(entry))
 
 
 def test_fault_entries_expect_the_failed_cpu_named_and_offline():
-    from bringuplab import matrix
+    from bringuplab.runs import matrix
     entry = matrix.fault("nosipi", 3)
     assert entry.expect_online == 7
     assert "smpboot_fault=nosipi:3" in entry.append
@@ -136,12 +136,13 @@ def test_fault_entries_expect_the_failed_cpu_named_and_offline():
 
 
 def test_expected_fault_line_is_excused_other_splats_are_not():
-    from bringuplab import judge, matrix, parse
+    from bringuplab.runs import matrix
+    from bringuplab.verdict import judge, parse
     log = (Path(__file__).parent / "logs" / "series-intel-16-timing.log"
            ).read_text()
     extra = ("[ 10.8] smpboot: CPU3 did not come up within 10 seconds, "
              "put back under INIT\n")
-    from bringuplab.judge import Expect
+    from bringuplab.verdict.judge import Expect
     entry = matrix.fault("nosipi", 3, cpus=16, parallel=False)
     entry = matrix.replace(entry, expect_online=16, plan=("cpus",))
     assert judge.judge(parse.parse(log + extra),
@@ -162,7 +163,8 @@ def test_fault_logs_pass_only_with_their_lines(kind, cpu, tcg, parallel):
     parallel bringup after a second start alone), the others up,
     onlining CPU N later fails."""
     from dataclasses import replace
-    from bringuplab import judge, matrix, parse
+    from bringuplab.runs import matrix
+    from bringuplab.verdict import judge, parse
     entry = matrix.fault(kind, cpu, 8, tcg, parallel)
     text = (Path(__file__).parent / "logs" / f"v2-{entry.name}.log"
             ).read_text()
@@ -179,7 +181,7 @@ def test_fault_logs_pass_only_with_their_lines(kind, cpu, tcg, parallel):
 
 
 def test_unknown_fault_kind_is_a_lab_error():
-    from bringuplab import matrix
+    from bringuplab.runs import matrix
     from bringuplab.errors import LabError
     with pytest.raises(LabError, match="unknown fault 'melt'"):
         matrix.fault("melt", 3)
@@ -189,7 +191,9 @@ def test_run_entries_keeps_order_and_runs_mttcg_boots_alone(monkeypatch):
     """With jobs > 1 round-robin boots share the host, MTTCG boots run
     on their own afterwards; rows come back in the order asked for."""
     import threading
-    from bringuplab import boot, matrix, result
+    from bringuplab.guest import boot
+    from bringuplab.runs import matrix
+    from bringuplab.verdict import result
     log = (Path(__file__).parent / "logs" / "good-intel-1cpu.log")
     started: list = []
     running: list = []
@@ -223,7 +227,9 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
         monkeypatch, tmp_path, jobs):
     """QEMU refusing one machine fails that boot with QEMU's words; the
     other boots still run and pass (it used to abort the whole soak)."""
-    from bringuplab import boot, matrix, result
+    from bringuplab.guest import boot
+    from bringuplab.runs import matrix
+    from bringuplab.verdict import result
     from bringuplab.errors import QemuRefused
     from reallogs import good_1cpu
     log = tmp_path / "good-intel-1cpu.log"
@@ -254,7 +260,7 @@ def test_run_entries_counts_a_refused_machine_as_one_failed_boot(
 def test_tscwarp_entry_wants_every_cpu_and_the_warp_named(parallel):
     """A TSC warp fails no CPU: all 8 must be up and go off and on, and
     the TSC test must name CPU 6 and turn off the TSC clock."""
-    from bringuplab import matrix
+    from bringuplab.runs import matrix
     entry = matrix.fault("tscwarp", 6, parallel=parallel)
     assert entry.expect_online is None and entry.machine.cpus == 8
     assert entry.plan == ("cpus", "hotplug")
@@ -269,7 +275,8 @@ def test_tscwarp_logs_pass_with_their_lines_only(log):
     """Real console logs of the debug kernel with smpboot_fault=tscwarp:6,
     parallel and serial: all 8 CPUs up, the warp named by the serial
     test, the TSC clock off. Another CPU's lines are not there."""
-    from bringuplab import matrix, parse
+    from bringuplab.runs import matrix
+    from bringuplab.verdict import parse
     text = (Path(__file__).parent / "logs" / log).read_text()
     entry = matrix.fault("tscwarp", 6)
     assert missing(entry, text) == []
@@ -283,8 +290,8 @@ def test_tscwarp_logs_pass_with_their_lines_only(log):
 def test_tsc_turned_off_fails_a_boot_which_did_not_ask_for_it(log):
     """The same logs judged as an ordinary boot: every CPU is up, but
     the TSC clock went off, which only a tscwarp entry may excuse."""
-    from bringuplab import judge, parse
-    from bringuplab.judge import Expect
+    from bringuplab.verdict import judge, parse
+    from bringuplab.verdict.judge import Expect
     facts = parse.parse((Path(__file__).parent / "logs" / log).read_text())
     assert facts.cpus_online == 8
     got = judge.judge(facts, Expect(8, 8, 8, ("cpus", "hotplug")))
@@ -294,7 +301,8 @@ def test_tsc_turned_off_fails_a_boot_which_did_not_ask_for_it(log):
 
 
 def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
-    from bringuplab import kconfig, matrix, soak
+    from bringuplab.build import kconfig
+    from bringuplab.runs import matrix, soak
     assert set(soak.DEBUG_FLAVOURS) == {"debug", "kasan"}
     assert set(soak.DEBUG_FLAVOURS) <= set(kconfig.FLAVOURS)
     entries = [e for f in soak.DEBUG_FLAVOURS for e in soak.debug_entries(f)]
@@ -314,7 +322,7 @@ def test_soak_debug_scenario_boots_the_lockdep_and_the_kasan_kernel():
 
 
 def test_soak_pick_reruns_one_entry():
-    from bringuplab import soak
+    from bringuplab.runs import soak
     from bringuplab.errors import LabError
     todo = {"matrix": soak.random_entries(3, 1), **soak.fixed(),
             "faults": soak.fault_entries()}
@@ -332,7 +340,7 @@ def test_soak_pick_reruns_one_entry():
 def test_linux_topologies_of_the_profiles():
     """What the guest may count with every vCPU online: Intel as QEMU
     is told; AMD without TOPOEXT also each thread a core (Linux 6.1)."""
-    from bringuplab import machine
+    from bringuplab.guest import machine
     intel = machine.Machine(64, 2, 16, 2, numa=2)
     amd = machine.Machine(32, 2, 8, 2, numa=2, profile="amd")
     amd_flat = machine.Machine(8, 1, 8, 1, profile="amd")

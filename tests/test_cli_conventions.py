@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import cli, tree
+from bringuplab import cli
+from bringuplab.build import tree
 import closedpipe
 from bringuplab.errors import BootFailed, InfraError, LabError, UsageError
 
@@ -34,7 +35,8 @@ def test_exit_status_says_what_kind_of_error(monkeypatch, capsys, error,
 def test_infrastructure_failures_are_infra_errors():
     """What the issue names: a failed build, a series that does not
     apply, a missing QEMU; and a failed host command."""
-    from bringuplab import kernel, run as runmod
+    from bringuplab import run as runmod
+    from bringuplab.build import kernel
     with pytest.raises(InfraError):
         runmod.output(["/nonexistent/command"])
     with pytest.raises(InfraError):
@@ -67,7 +69,7 @@ def test_a_closed_pipe_ends_quietly():
 
 
 def test_kernel_help_lists_every_flavour():
-    from bringuplab import kconfig
+    from bringuplab.build import kconfig
     proc = run("kernel", "--help")
     text = " ".join(proc.stdout.split())
     for name in kconfig.FLAVOURS:
@@ -79,6 +81,7 @@ def test_no_lab_module_shadows_a_standard_module():
     had a bisect.py) hides it from any script run from tools/bringuplab
     and misleads the reader."""
     package = Path(cli.__file__).parent
-    mine = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    mine = {p.stem for p in package.rglob("*.py")} - {"__init__"}
+    mine |= {p.parent.name for p in package.rglob("*/__init__.py")}
     assert not mine & set(sys.stdlib_module_names)
-    assert "each_patch" in mine
+    assert {"each_patch", "runs", "verdict"} <= mine

@@ -1,7 +1,8 @@
 """A/B comparison tables, on made-up samples; bad arms rejected."""
 import pytest
 
-from bringuplab import bench, compare, compare_tables
+from bringuplab.report import compare_tables
+from bringuplab.runs import bench, compare
 from bringuplab.errors import LabError
 
 

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from bringuplab import deb, kernel, record, render
+from bringuplab.build import deb, kernel
+from bringuplab.report import record, render
 from bringuplab.errors import InfraError, UsageError
 
 REV = "d9f653a0b1c2d3e4f5061728394a5b6c7d8e9f00"

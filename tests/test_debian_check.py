@@ -10,7 +10,7 @@ from typing import Dict
 
 import pytest
 
-from bringuplab import parse
+from bringuplab.verdict import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "guest" / "debian-check"

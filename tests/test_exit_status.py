@@ -6,10 +6,15 @@ from typing import List
 
 import pytest
 
-from bringuplab import (boot, check, cli, errors, initramfs, kernel,
-                        matrix, packages, record, result)
+from bringuplab import cli, errors
+from bringuplab.build import kernel
+from bringuplab.guest import boot, initramfs
+from bringuplab.host import packages
+from bringuplab.report import record
+from bringuplab.runs import check, matrix
+from bringuplab.verdict import result
 from bringuplab.errors import QemuRefused
-from bringuplab.machinespec import MachineSpec
+from bringuplab.guest.machinespec import MachineSpec
 from reallogs import LOGS, good_1cpu
 
 
@@ -120,7 +125,7 @@ def test_a_series_that_does_not_apply_fails_check_not_its_machinery(
     """git am failing is the series' failure (exit 1), even where the
     tree is made for the first time; a base that cannot be fetched is
     the lab's (exit 3)."""
-    from bringuplab import tree
+    from bringuplab.build import tree
     for step in ("unit_tests", "shellcheck", "quoted_figures"):
         monkeypatch.setattr(check, step, lambda tally: None)
     monkeypatch.setattr(packages, "ensure", lambda names: None)
@@ -143,7 +148,7 @@ def test_a_series_that_does_not_apply_fails_check_not_its_machinery(
 
 def test_junit_xml_holds_no_control_character(tmp_path):
     from xml.etree import ElementTree as ET
-    from bringuplab import junit
+    from bringuplab.report import junit
     rec = record.Record("check", False, {"steps": [
         {"name": "boot x", "ok": False, "detail": "panic\x1b[0m\x07 here",
          "infra": False}]})

@@ -6,10 +6,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from bringuplab import bench, boot, cli, compare, hostcpu, initramfs, \
-    kernel, record, tree, variants
+from bringuplab import cli
+from bringuplab.build import kernel, tree, variants
+from bringuplab.guest import boot, initramfs
+from bringuplab.host import hostcpu
+from bringuplab.report import record
+from bringuplab.runs import bench, compare
 from bringuplab.errors import InfraError
-from bringuplab.machinespec import MachineSpec
+from bringuplab.guest.machinespec import MachineSpec
 
 BZ = kernel.of_image(Path("bz"))
 

@@ -3,7 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bringuplab import hostcpu
+from bringuplab.host import hostcpu
 
 START = b"[    1.2] smp: Bringing up secondary CPUs ...\n"
 END = b"[    2.3] smp: Brought up 2 nodes, 64 CPUs\n"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import apt_sources, image
+from bringuplab.guest import image
+from bringuplab.host import apt_sources
 from bringuplab.errors import InfraError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]

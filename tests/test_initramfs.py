@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from bringuplab import initramfs
+from bringuplab.guest import initramfs
 
 
 @pytest.mark.skipif(not shutil.which("cpio"), reason="needs cpio")

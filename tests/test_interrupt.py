@@ -18,8 +18,10 @@ SCRIPT = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tools!r})
-from bringuplab import boot, kernel, machine, matrix
-from bringuplab.machinespec import MachineSpec
+from bringuplab.build import kernel
+from bringuplab.guest import boot, machine
+from bringuplab.guest.machinespec import MachineSpec
+from bringuplab.runs import matrix
 tmp = Path({tmp!r})
 boot.LOGS = tmp / "logs"
 kern = kernel.of_image(tmp / "bzImage")

@@ -8,9 +8,10 @@ from typing import Callable, List, Tuple
 
 import pytest
 
-from bringuplab import judge, matrix, parse, soak
-from bringuplab.judge import Expect
-from bringuplab.machinespec import MachineSpec
+from bringuplab.runs import matrix, soak
+from bringuplab.verdict import judge, parse
+from bringuplab.verdict.judge import Expect
+from bringuplab.guest.machinespec import MachineSpec
 from reallogs import drop_line, insert_after, load, replace_first, rules
 
 # 32 vCPUs 2x8x2 brought up in parallel, the topology checked after the

@@ -3,9 +3,10 @@ and bench.py slipped past: each case is a real log of tests/logs (or a
 bench sample) on the side of a limit a mutation would move."""
 import pytest
 
-from bringuplab import bench_tables, judge, parse
-from bringuplab.samples import Sample
-from bringuplab.judge import Expect
+from bringuplab.report import bench_tables
+from bringuplab.verdict import judge, parse
+from bringuplab.report.samples import Sample
+from bringuplab.verdict.judge import Expect
 from reallogs import line_of, load, replace_first, rules
 
 TOPO = "series-intel-32-2x8x2-topology-hotplug.log"

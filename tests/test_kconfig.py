@@ -1,7 +1,7 @@
 """Config fragments: parsing and the 'did every option stick' check."""
 from pathlib import Path
 
-from bringuplab import kconfig
+from bringuplab.build import kconfig
 
 KCONFIG = Path(__file__).resolve().parents[1] / "kconfig"
 

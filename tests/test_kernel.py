@@ -1,7 +1,8 @@
 """The Kernel a build returns, and the one a --kernel path names."""
 from pathlib import Path
 
-from bringuplab import boot, kernel
+from bringuplab.build import kernel
+from bringuplab.guest import boot
 from bringuplab.paths import out_dir
 
 

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import kernel, logexpect, machine, matrix, soak
-from bringuplab.judge import Expect
+from bringuplab.build import kernel
+from bringuplab.guest import machine
+from bringuplab.runs import matrix, soak
+from bringuplab.runs import logexpect
+from bringuplab.verdict.judge import Expect
 from reallogs import LOGS, load, replace_first
 
 BRINGUP = Path(__file__).resolve().parents[1] / "tools" / "bringup"
@@ -76,7 +79,8 @@ def test_the_rules_are_the_judge_parser_and_expectations(monkeypatch):
     assert logexpect.rules_changed() is None
     files = [a for a in asked[0] if a.startswith("tools/")]
     assert files == [f"tools/bringuplab/{name}" for name in (
-        "judge.py", "parse.py", "logexpect.py", "matrix.py", "soak.py")]
+        "verdict/judge.py", "verdict/parse.py", "runs/logexpect.py",
+        "runs/matrix.py", "runs/soak.py")]
 
 
 EIGHT = machine.make(8, "2x2x2", 2)
@@ -231,7 +235,8 @@ def test_judge_usage_errors_exit_2(args, message):
 def test_judge_reproduces_a_matrix_runs_verdicts(monkeypatch, tmp_path):
     """The demo matrix run on real boots, one of them edited to have run
     in the other mode: its kept logs judged again give its verdicts."""
-    from bringuplab import boot, result
+    from bringuplab.guest import boot
+    from bringuplab.verdict import result
     text = {"demo-32": load(TOPO),
             "demo-32-serial": replace_first(load(TOPO), "parallel bringup "
                                             "of", "serial bringup of")}

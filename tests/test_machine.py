@@ -1,7 +1,7 @@
 """Machine validation and the QEMU command line it turns into."""
 import pytest
 
-from bringuplab import machine
+from bringuplab.guest import machine
 from bringuplab.errors import LabError
 
 

@@ -5,9 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import bench, cli, machinespec, matrix, states_report
+from bringuplab import cli
+from bringuplab.guest import machinespec
+from bringuplab.runs import bench, matrix, states_report
 from bringuplab.errors import UsageError
-from bringuplab.machinespec import SERVER, MachineSpec
+from bringuplab.guest.machinespec import SERVER, MachineSpec
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 

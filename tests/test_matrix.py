@@ -5,8 +5,11 @@ from typing import List
 
 import pytest
 
-from bringuplab import boot, judge, kernel, matrix, result
-from bringuplab.judge import Expect
+from bringuplab.build import kernel
+from bringuplab.guest import boot
+from bringuplab.runs import matrix
+from bringuplab.verdict import judge, result
+from bringuplab.verdict.judge import Expect
 from reallogs import load, replace_first
 
 # 32 vCPUs 2x8x2 in two NUMA nodes, brought up in parallel: the

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import List
 
-from bringuplab import boot, machine, monitor
+from bringuplab.guest import boot, machine, monitor
 
 
 def fake_hmp(path: Path, seen: List[str]) -> threading.Thread:

@@ -103,12 +103,18 @@ def test_a_regex_alternative_is_made_one_that_never_matches():
 
 
 def test_the_tests_of_a_module_are_those_that_import_it(tmp_path):
-    (tmp_path / "test_a.py").write_text("from bringuplab import judge, x\n")
-    (tmp_path / "test_b.py").write_text("import bringuplab.judge\n")
-    (tmp_path / "test_c.py").write_text("from bringuplab.judge import E\n")
-    (tmp_path / "test_d.py").write_text("from bringuplab import judgement\n")
-    (tmp_path / "test_judge_z.py").write_text("from bringuplab import judge\n")
+    (tmp_path / "test_a.py").write_text(
+        "from bringuplab.verdict import judge, x\n")
+    (tmp_path / "test_b.py").write_text("import bringuplab.verdict.judge\n")
+    (tmp_path / "test_c.py").write_text(
+        "from bringuplab.verdict.judge import E\n")
+    (tmp_path / "test_d.py").write_text(
+        "from bringuplab.verdict import judgement\n")
+    (tmp_path / "test_e.py").write_text("from bringuplab.runs import judge\n")
+    (tmp_path / "test_judge_z.py").write_text(
+        "from bringuplab.verdict import judge\n")
     # its own tests first
-    assert mutate.importers("tools/bringuplab/judge.py", tmp_path) == [
+    assert mutate.importers("tools/bringuplab/verdict/judge.py",
+                            tmp_path) == [
         "tests/test_judge_z.py", "tests/test_a.py", "tests/test_b.py",
         "tests/test_c.py"]

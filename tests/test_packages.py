@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import apt_sources, packages
+from bringuplab.host import apt_sources, packages
 from bringuplab.errors import InfraError
 
 LOCAL = "http://apt.lab.example:3142/debian"

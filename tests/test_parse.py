@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from bringuplab import parse
+from bringuplab.verdict import parse
 from reallogs import LOGS, drop_line, insert_after, load, replace_first
 
 TOPO_LOG = "series-intel-32-2x8x2-topology-hotplug.log"
@@ -377,7 +377,7 @@ def test_cpus_started_again_after_a_give_up():
     """Those x86 announced before the line and again after it, up to the
     end of the bringup; a continuation cut off by another message has a
     line of its own."""
-    from bringuplab.parse import started_again
+    from bringuplab.verdict.parse import started_again
     log = load("v2-fault-rmstall-cpu1-8-multi.log")
     cpus, between = started_again(log, "CPU1 did not come up within")
     assert cpus == [1, 3, 5, 7]

@@ -6,8 +6,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from bringuplab import cli, kernel, matrix, packages, progress, record, render
-from bringuplab.machinespec import MachineSpec
+from bringuplab import cli, progress
+from bringuplab.build import kernel
+from bringuplab.host import packages
+from bringuplab.report import record, render
+from bringuplab.runs import matrix
+from bringuplab.guest.machinespec import MachineSpec
 
 # A bzImage path with no build beside it (NR_CPUS unknown: 512)
 BZ = kernel.of_image(Path("bzImage"))
@@ -53,7 +57,8 @@ def boot_result(verdict: str = "pass") -> SimpleNamespace:
 
 def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys,
                                                    tmp_path):
-    from bringuplab import initramfs, tree
+    from bringuplab.build import tree
+    from bringuplab.guest import initramfs
     rows = [matrix.Row(matrix.Entry("intel-1", MachineSpec(1)), boot_result())]
     monkeypatch.setattr(record, "RESULTS", tmp_path)
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
@@ -75,7 +80,7 @@ def test_matrix_json_is_stdout_and_the_table_is_not(monkeypatch, capsys,
 
 
 def test_run_entries_reports_each_boot_on_stderr(monkeypatch, capsys):
-    from bringuplab import boot
+    from bringuplab.guest import boot
     monkeypatch.setattr(boot, "run", lambda spec, quiet=False:
                         boot_result())
     monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kernel: 512)
@@ -92,7 +97,9 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
                                               capsys):
     """Hangs counted apart from failures; the scenario tables are
     progress (stderr), the record's markdown the result."""
-    from bringuplab import initramfs, kernel, record, tree
+    from bringuplab.build import kernel, tree
+    from bringuplab.guest import initramfs
+    from bringuplab.report import record
     monkeypatch.setattr(record, "RESULTS", tmp_path)
     monkeypatch.setattr(packages, "ensure", lambda stages: None)
     monkeypatch.setattr(tree, "create", lambda: "tree up to date")
@@ -130,7 +137,9 @@ def test_soak_leaves_a_record_with_every_boot(monkeypatch, tmp_path,
 
 def test_demo_leaves_a_record_render_prints_as_its_table(monkeypatch,
                                                           capsys, tmp_path):
-    from bringuplab import demo, initramfs, tree
+    from bringuplab.build import tree
+    from bringuplab.guest import initramfs
+    from bringuplab.runs import demo
     rows = [matrix.Row(entry, boot_result())
             for entry in matrix.MATRICES["demo"]]
     monkeypatch.setattr(record, "RESULTS", tmp_path)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import quotes
+from bringuplab.report import quotes
 
 # patches/ revision -> the series' code at it (record.series_code)
 CODES = {"HEAD": "code-now", "now1": "code-now", "old1": "code-old"}

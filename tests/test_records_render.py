@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import record, render
+from bringuplab.report import record, render
 
 KEPT = sorted((Path(__file__).resolve().parents[1] / "records")
               .glob("*.json"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import record, render
+from bringuplab.report import record, render
 import closedpipe
-from bringuplab.record import Host, Provenance, Record
+from bringuplab.report.record import Host, Provenance, Record
 
 ROOT = Path(__file__).resolve().parents[1]
 BRINGUP = ROOT / "tools" / "bringup"

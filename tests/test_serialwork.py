@@ -8,8 +8,8 @@ from typing import Dict, List
 
 import pytest
 
-from bringuplab import record, render, serialwork as sw, \
-    serialwork_tables as swt
+from bringuplab.report import record, render, serialwork_tables as swt
+from bringuplab.runs import serialwork as sw
 from bringuplab.errors import InfraError
 
 DATA = Path(__file__).resolve().parent / "serialwork"

@@ -1,8 +1,9 @@
 """The soak counts the judge's statuses: hangs apart from failures."""
-from bringuplab import judge, matrix, parse, result, soak
+from bringuplab.runs import matrix, soak
+from bringuplab.verdict import judge, parse, result
 from bringuplab.errors import UsageError
-from bringuplab.judge import Expect
-from bringuplab.machinespec import MachineSpec
+from bringuplab.verdict.judge import Expect
+from bringuplab.guest.machinespec import MachineSpec
 from reallogs import load
 
 TOPO = "series-intel-32-2x8x2-topology-hotplug.log"
@@ -55,7 +56,10 @@ def fake_lab(monkeypatch, tmp_path, allowed: list) -> list:
     32-vCPU log, and once `allowed[0]` boots are booted the run is cut
     off. Returns the names booted, in order."""
     from pathlib import Path
-    from bringuplab import initramfs, kernel, packages, record, tree
+    from bringuplab.build import kernel, tree
+    from bringuplab.guest import initramfs
+    from bringuplab.host import packages
+    from bringuplab.report import record
 
     topo = Expect(32, 32, 32, ("cpus", "hotplug"), "parallel",
                   topologies=((2, 16, 2),))
@@ -86,7 +90,7 @@ def test_a_soak_cut_off_keeps_its_boots_and_resume_boots_the_rest(
     import json
     from dataclasses import replace
     import pytest
-    from bringuplab import record
+    from bringuplab.report import record
     allowed = [2]
     booted = fake_lab(monkeypatch, tmp_path, allowed)
     revisions = iter(["a" * 40] + ["b" * 40] * 20)

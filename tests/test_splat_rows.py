@@ -8,8 +8,8 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from bringuplab import judge, parse
-from bringuplab.judge import Expect
+from bringuplab.verdict import judge, parse
+from bringuplab.verdict.judge import Expect
 from reallogs import insert_after, line_of, load, rules
 
 # alternative -> (kind, line)

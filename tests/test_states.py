@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import parse, states
+from bringuplab.verdict import parse, states
 
 LOGS = Path(__file__).resolve().parent / "logs"
 

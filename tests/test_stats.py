@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import record, stats
-from bringuplab.samples import Sample
+from bringuplab.report import record, stats
+from bringuplab.report.samples import Sample
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 MACHINE = "64=2x16x2 numa2 single intel"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import status
+from bringuplab.report import status
 from bringuplab.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]

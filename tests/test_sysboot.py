@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import machine, milestone, record, render, sysboot
+from bringuplab.guest import machine, milestone
+from bringuplab.report import record, render
+from bringuplab.runs import sysboot
 from bringuplab.errors import UsageError
 
 # systemd 252 (bookworm) on the serial console, its colour codes kept

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bringuplab import tree
+from bringuplab.build import tree
 from bringuplab.errors import LabError
 
 
@@ -91,7 +91,7 @@ def test_strip_debian_ignore(tmp_path):
 
 
 def test_checkpatch_exceptions_survive_renumbering(tmp_path):
-    from bringuplab import checkpatch
+    from bringuplab.build import checkpatch
     exc = tmp_path / "checkpatch-exceptions"
     exc.write_text("# comment\n"
                    "selftests-x.patch FILE_PATH_CHANGES covered\n"

@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 from typing import Callable, List, Optional
 
-from . import (bench, boot, buildtest, checkpatch, initramfs, kconfig, kernel,
-               machinespec, matrix, packages, progress, record, render,
-               tree, variants)
-from .errors import LabError, UsageError, exit_status
-from .paths import out_dir
+from bringuplab import progress
+from bringuplab.build import checkpatch, kconfig, kernel, tree, variants
+from bringuplab.guest import boot, initramfs, machinespec
+from bringuplab.host import packages
+from bringuplab.report import record, render
+from bringuplab.runs import bench, buildtest, matrix
+from bringuplab.errors import LabError, UsageError, exit_status
+from bringuplab.paths import out_dir
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,7 +52,7 @@ def cmd_kernel(args: argparse.Namespace) -> int:
         raise UsageError("a comma list of configs needs --each")
     packages.ensure(["kernel"])
     if args.each:
-        from . import each_patch
+        from bringuplab.runs import each_patch
         return each_patch.run(args.config.split(","), args.first,
                               args.last, args.boot)
     if args.first != 1 or args.last or args.boot:
@@ -59,13 +62,14 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 
 def cmd_deb(args: argparse.Namespace) -> int:
-    from . import deb
+    from bringuplab.build import deb
     rec = deb.command(args.config, args.jobs)
     return show(rec, args.json) if rec else 0
 
 
 def cmd_image(args: argparse.Namespace) -> int:
-    from . import deb, image
+    from bringuplab.build import deb
+    from bringuplab.guest import image
     kern = image.Kernel(deb=Path(args.deb)) if args.deb else \
         image.Kernel(package=args.debian)
     built = image.build(args.name, kern, deb.SRC)
@@ -75,7 +79,7 @@ def cmd_image(args: argparse.Namespace) -> int:
 
 
 def cmd_sysboot(args: argparse.Namespace) -> int:
-    from . import sysboot
+    from bringuplab.runs import sysboot
     mach = machinespec.from_args(args).make()
     packages.ensure(["boot"])
     if args.compare:
@@ -191,7 +195,7 @@ def cmd_checkpatch(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from . import demo
+    from bringuplab.runs import demo
     return demo.run(as_json=args.json)
 
 
@@ -219,7 +223,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from . import status
+    from bringuplab.report import status
     return status.command(args.records, args.update)
 
 
@@ -234,7 +238,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_serialwork(args: argparse.Namespace) -> int:
-    from . import serialwork
+    from bringuplab.runs import serialwork
     spec = machinespec.from_args(args)
     variants = serialwork.pick(args.variants)
     packages.ensure(["kernel", "boot", "initramfs", "plugin"])
@@ -242,7 +246,7 @@ def cmd_serialwork(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from . import compare
+    from bringuplab.runs import compare
     count = len(tree.series_files())
     without = [compare.patch_numbers(n, count) for n in args.without or []]
     configs = compare.config_names(args.config or [])
@@ -253,7 +257,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_states(args: argparse.Namespace) -> int:
-    from . import states_report, states_tables
+    from bringuplab.report import states_tables
+    from bringuplab.runs import states_report
     spec = machinespec.from_args(args)
     started = record.now()
     if args.logs:
@@ -274,7 +279,7 @@ def cmd_states(args: argparse.Namespace) -> int:
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
-    from . import soak
+    from bringuplab.runs import soak
     # The tables of each scenario as it ends are progress; the record
     # is the result
     with contextlib.redirect_stdout(sys.stderr):
@@ -285,7 +290,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from . import logexpect
+    from bringuplab.runs import logexpect
     kept, result = logexpect.rejudge(Path(args.log))
     print(logexpect.to_json(kept, result) if args.json
           else logexpect.render(kept, result))
@@ -295,7 +300,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """The PASS/FAIL lines are the report (stderr under --json, where the
     record is stdout); the record's path comes last."""
-    from . import check
+    from bringuplab.runs import check
     rec = check.run(quick=args.quick,
                     out=sys.stderr if args.json else sys.stdout)
     if args.json:

@@ -3,7 +3,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .errors import InfraError
+from bringuplab.errors import InfraError
 
 
 def run(argv: Sequence[str], cwd: Optional[Path] = None,

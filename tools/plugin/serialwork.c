@@ -1,7 +1,7 @@
 /*
  * serialwork: a QEMU TCG plugin that counts the instructions each CPU of
  * a Linux x86_64 guest executes, for the lab's "serialized work per AP"
- * (tools/bringuplab/serialwork.py, docs/serialwork.md).
+ * (tools/bringuplab/runs/serialwork.py, docs/serialwork.md).
  *
  * Which CPU runs a block is told by its GS base, the CPU's per-CPU
  * offset (__per_cpu_offset[cpu], read from guest memory at the start

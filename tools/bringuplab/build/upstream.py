@@ -1,0 +1,15 @@
+"""Upstream Linux 6.12 (Debian linux-source-6.12), built with our config
+fragments, as the benchmark's reference."""
+from bringuplab.build import base as basemod, kernel, tree
+from bringuplab.paths import BUILD, UPSTREAM_FILE
+
+UP_TREE = BUILD / "upstream" / "linux"
+
+
+def build() -> kernel.Kernel:
+    """Unpack (once) and build upstream's bzImage; the Kernel built."""
+    if not tree.is_tree(UP_TREE):
+        pin = basemod.load(UPSTREAM_FILE)
+        tree.unpack(basemod.fetch(pin), UP_TREE)
+    return kernel.build("guest", UP_TREE, UP_TREE.parent / "out-guest",
+                        tag="-upstream")

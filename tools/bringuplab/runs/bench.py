@@ -1,0 +1,186 @@
+"""`make bench`: our series against upstream 6.12, side by side.
+
+Boots are interleaved (A B C D A B C D ...) so that drift of this noisy
+machine hits every kernel and mode alike; results are medians.
+"""
+from dataclasses import asdict
+from typing import Dict, List, Optional
+
+from bringuplab.build import kernel, tree, upstream, worktree
+from bringuplab.guest import boot, initramfs
+from bringuplab.host import hostcpu
+from bringuplab.report import record, stats
+from bringuplab.report.bench_tables import plot
+from bringuplab.guest.machinespec import SERVER, MachineSpec
+from bringuplab.errors import UsageError
+from bringuplab.paths import BUILD, ROOT
+from bringuplab.progress import Progress, say
+from bringuplab.report.samples import Sample
+from bringuplab.build.variants import Variant, default_variants
+
+# The commit of this repository (tagged series-v1) whose patches/ is the
+# first version of the series
+V1_REV = "60696f096114a804271fd981cde8a33dd1073113"
+
+# The commit of this repository whose patches/ is the second version of
+# the series (before the v3 failure path)
+V2_REV = "de6f83828a5701f0f511a0521d504828cae1af35"
+
+# An experiment on top of the series, booted by the halt-* variants, on
+# the series as it was written for (patches/ at HALT_SERIES_REV, the
+# revision of records/halt-bench-20261203T151613Z.json); the series
+# has moved on under it since
+HALT_PATCH = ROOT / "experiments" / "v2-ap-halt-while-waiting.patch"
+HALT_SERIES_REV = "284d8090eafab88c9dfe41e8ab17839a148b7d94"
+
+
+def _server(cpus: int, tcg: str, profile: str) -> MachineSpec:
+    """2 sockets, SMT 2, 2 NUMA nodes."""
+    return MachineSpec(cpus, f"2x{cpus // 4}x2", 2, profile, tcg=tcg)
+
+
+SUITES: Dict[str, List[MachineSpec]] = {
+    "quick": [_server(64, "single", "intel"), _server(32, "multi", "intel"),
+              _server(32, "single", "amd")],
+    "full": [_server(n, tcg, prof) for prof in ("intel", "amd")
+             for tcg in ("single", "multi") for n in (8, 16, 32, 64)]
+    + [MachineSpec(64, "64x1x1")],
+    # The round-robin target machine alone, for many boots per cell: its
+    # ratio moves with this host's emulation speed (docs/benchmark.md).
+    "rr64": [SERVER],
+    # The two machines the series' targets are stated for: round-robin
+    # 64 vCPUs (against upstream's parallel bringup) and multi-threaded
+    # 32 vCPUs (parallel against serial).
+    "targets": [SERVER, _server(32, "multi", "intel")],
+    # What each split-out series is worth: the round-robin server, one
+    # package per vCPU (each AP the first of its package, which the
+    # calibration series is about) and AMD vCPUs without a constant TSC.
+    "extras": [SERVER, MachineSpec(64, "64x1x1"),
+               _server(32, "single", "amd")],
+}
+
+
+def check_suite(suite: str) -> None:
+    if suite not in SUITES:
+        raise UsageError(f"unknown suite '{suite}' (known: "
+                         f"{', '.join(SUITES)})")
+
+
+# Earlier versions of the series, by kernel name: patches/ at that commit
+OLD_SERIES = {"v1": V1_REV, "v2": V2_REV}
+
+
+def _build(which: str) -> kernel.Kernel:
+    """One of the kernels a variant names, built."""
+    if which == "ours":
+        return kernel.build("guest")
+    if which == "upstream":
+        return upstream.build()
+    if which == "halt":
+        halt_tree = worktree.fresh(BUILD / "halt" / "linux", "base")
+        tree.apply_series(tree.series_at(HALT_SERIES_REV) + [HALT_PATCH],
+                          halt_tree)
+        return kernel.build("guest", halt_tree,
+                            BUILD / "halt" / "out-guest", tag="-halt")
+    if "+" in which:
+        combo_tree = worktree.fresh(BUILD / "combo" / which / "linux", "base")
+        tree.apply_series(tree.combination(which), combo_tree)
+        return kernel.build("guest", combo_tree,
+                            BUILD / "combo" / which / "out-guest",
+                            tag=f"-{which}")
+    if which in OLD_SERIES:
+        old_tree = worktree.fresh(BUILD / which / "linux", "base")
+        tree.apply_series(tree.series_at(OLD_SERIES[which]), old_tree)
+        return kernel.build("guest", old_tree, BUILD / which / "out-guest",
+                            tag=f"-{which}")
+    base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
+    return kernel.build("guest", base_tree, BUILD / "bench" / "out-base-guest",
+                        tag="-base")
+
+
+def run_suite(suite: str, reps: int,
+              variants: Optional[List[Variant]] = None) -> List[Sample]:
+    """Boot every variant on every machine of the suite, `reps` times,
+    interleaved. InfraError if a passing boot went untimed by the host's
+    clock (hostcpu.require): its rows would drop out of the tables."""
+    check_suite(suite)
+    variants = default_variants(suite) if variants is None else variants
+    say("bench: " + tree.create())
+    kernels = {which: _build(which)
+               for which in dict.fromkeys(var.kernel for var in variants)}
+    initrd = initramfs.build()
+    samples: List[Sample] = []
+    steps = Progress(reps * len(SUITES[suite]) * len(variants), "bench")
+    for rep in range(1, reps + 1):
+        for setup in SUITES[suite]:
+            mach = setup.make()
+            for var in variants:
+                spec = boot.BootSpec(mach, kernels[var.kernel].image, initrd,
+                                     var.append, ["cpus"],
+                                     label=f"bench-{var.name}-{setup.cpus}",
+                                     host_cpu=True)
+                res = boot.run(spec, quiet=True)
+                hostcpu.require(res.verdict, res.host_wall_ms, res.log)
+                samples.append(Sample(setup.name, setup.cpus, setup.tcg,
+                                      setup.profile, var.name, rep,
+                                      res.verdict, res.bringup_ms, res.mode,
+                                      res.log, dict(res.phases_us),
+                                      res.host_wall_ms, res.host_vcpu_ms,
+                                      res.kick_total_us,
+                                      res.post_bringup_ms))
+                steps.done(f"{setup.name} {var.name} rep {rep}: "
+                           f"{res.verdict}, {res.host_wall_ms or '-'} ms "
+                           f"by the host, log {res.log}")
+    return samples
+
+
+def command(suite: str, reps: int,
+            variants: Optional[List[Variant]] = None) -> str:
+    """The command that reruns this suite."""
+    subset = variants is not None and variants != default_variants(suite)
+    if suite == "quick" and reps == 3 and not subset:
+        return "make bench"
+    if suite == "full" and reps == 3 and not subset:
+        return "make bench-full"
+    return (f"tools/bringup bench --suite {suite} --reps {reps}"
+            + (" --variants " + ",".join(var.name for var in variants or [])
+               if subset else ""))
+
+
+def result_stem(suite: str, variants: Optional[List[Variant]] = None
+                ) -> str:
+    """The name of a run's files in bench/: the suite's own for every
+    variant, the suite and the variants' names for a subset, so that a
+    subset run does not replace the record of the last full one."""
+    if variants is None or variants == default_variants(suite):
+        return suite
+    return "+".join([suite] + [var.name for var in variants])
+
+
+def results(suite: str, reps: int, variants: Optional[List[Variant]],
+            samples: List[Sample]) -> dict:
+    """The results part of a bench record: the samples, and what
+    stats.py derives from them."""
+    return {"suite": suite, "reps": reps,
+            "command": command(suite, reps, variants),
+            "variants": [var.name for var in variants
+                         or default_variants(suite)],
+            "stats": stats.medians(samples),
+            "floors": [floor.to_dict() for floor in stats.floors(samples)],
+            "samples": [asdict(s) for s in samples]}
+
+
+def run(suite: str = "quick", reps: int = 3,
+        variants: Optional[List[Variant]] = None) -> record.Record:
+    """Boot the suite; its record, saved in results/ with the plot."""
+    started = record.now()
+    samples = run_suite(suite, reps, variants)
+    rec = record.make("bench", all(s.verdict == "pass" for s in samples),
+                      results(suite, reps, variants, samples), started)
+    path = record.save(rec)
+    png = plot(samples, stats.medians(samples), path.with_suffix(".png"))
+    stem = result_stem(suite, variants)
+    say(f"bench: record {path}" + (f", plot {png}" if png else "")
+        + f"; to keep it: cp {path} bench/{stem}.json && tools/bringup "
+        f"render bench/{stem}.json > bench/{stem}.md")
+    return rec
