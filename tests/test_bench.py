@@ -36,7 +36,8 @@ def test_phase_table_takes_medians_per_phase():
 
 
 def test_phase_table_empty_without_reports():
-    assert bench_tables.phase_table([sample("upstream-parallel", 1.0, {})]) == ""
+    assert bench_tables.phase_table(
+        [sample("upstream-parallel", 1.0, {})]) == ""
 
 
 def test_host_clock_table_uses_host_wall():

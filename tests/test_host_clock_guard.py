@@ -23,7 +23,8 @@ def result(wall, verdict="pass"):
                            mode="parallel", log="build/logs/b.log",
                            phases_us={}, host_wall_ms=wall,
                            host_vcpu_ms=wall, kick_total_us=None,
-                           post_bringup_ms=None, reasons=[])
+                           post_bringup_ms=None, host_milestone_ms=None,
+                           reasons=[])
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def lab(monkeypatch, tmp_path):
     monkeypatch.setattr(record, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(tree, "create", lambda: "tree up to date")
     monkeypatch.setattr(bench, "_build",
-                        lambda which: kernel.of_image(Path(which)))
+                        lambda which, config: kernel.of_image(Path(which)))
     monkeypatch.setattr(bench, "plot", lambda samples, cells, png: None)
     monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
     monkeypatch.setattr(compare, "arms", lambda appends, without, configs:

@@ -30,8 +30,9 @@ def test_unknown_profile_and_tcg():
 
 
 def test_limits():
-    with pytest.raises(LabError, match="at most 288"):
-        machine.make(289)
+    with pytest.raises(LabError, match="at most 4096"):
+        machine.make(4097, nr_cpus=8192)
+    assert machine.make(4096, "2x1024x2", nr_cpus=8192).x2apic
     with pytest.raises(LabError, match="NR_CPUS=64"):
         machine.make(65, nr_cpus=64)
     with pytest.raises(LabError, match="at least 1"):

@@ -36,9 +36,11 @@ def test_bench_suites_name_their_machines_as_the_kept_records_do():
 
 
 def test_every_suite_and_matrix_machine_can_be_made():
-    for specs in bench.SUITES.values():
+    for suite, specs in bench.SUITES.items():
+        # the scale suite's kernels have NR_CPUS=8192 (kconfig/scale)
+        nr_cpus = 8192 if suite == "scale" else 512
         for spec in specs:
-            assert spec.make().cpus == spec.cpus
+            assert spec.make(nr_cpus).cpus == spec.cpus
     for entries in matrix.MATRICES.values():
         for entry in entries:
             assert entry.machine.make().cpus == entry.machine.cpus

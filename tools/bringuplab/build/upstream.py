@@ -6,10 +6,11 @@ from bringuplab.paths import BUILD, UPSTREAM_FILE
 UP_TREE = BUILD / "upstream" / "linux"
 
 
-def build() -> kernel.Kernel:
-    """Unpack (once) and build upstream's bzImage; the Kernel built."""
+def build(config: str = "guest") -> kernel.Kernel:
+    """Unpack (once) and build upstream's bzImage with flavour `config`;
+    the Kernel built."""
     if not tree.is_tree(UP_TREE):
         pin = basemod.load(UPSTREAM_FILE)
         tree.unpack(basemod.fetch(pin), UP_TREE)
-    return kernel.build("guest", UP_TREE, UP_TREE.parent / "out-guest",
+    return kernel.build(config, UP_TREE, UP_TREE.parent / f"out-{config}",
                         tag="-upstream")

@@ -72,6 +72,10 @@ SUITE_VARIANTS: Dict[str, Tuple[str, ...]] = {
     "targets": ("ours+calibration+workqueue-parallel",
                 "ours+calibration+workqueue-serial", "ours-parallel",
                 "upstream-parallel", "base-serial"),
+    # How the cost per AP grows with the machine: the series in both
+    # modes, upstream's parallel bringup and the base
+    "scale": ("ours-parallel", "ours-serial", "upstream-parallel",
+              "base-serial"),
     "extras": ("ours-parallel", "ours+calibration-parallel",
                "ours+workqueue-parallel", "base-serial",
                "base+calibration-serial", "base+workqueue-serial")}

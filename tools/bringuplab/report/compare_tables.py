@@ -56,6 +56,7 @@ def render(samples: List[Sample], names: List[str]) -> str:
              "the first clocksource switch, initcalls of the boot CPU "
              "while the APs idle with a periodic tick")
     return text + ("\n\nper-phase medians, ms (bringup_timing; ap-* "
-                   f"summed over APs; {bench_tables.PRE_KICK}: host clock less "
-                   "the report's time from the first kick):\n" + phase
+                   f"summed over APs; {bench_tables.PRE_KICK}: host clock "
+                   "less the report's time from the first kick):\n"
+                   + phase
                    if phase else "")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from bringuplab.report import bench_tables, columns, compare_tables, \
-    deb_tables, demo_tables, record, serialwork_tables, states_tables, stats, \
-    sysboot_tables
+    deb_tables, demo_tables, record, scale_tables, serialwork_tables, \
+    states_tables, stats, sysboot_tables
 from bringuplab.errors import UsageError
 from bringuplab.report.samples import Sample
 
@@ -121,23 +121,26 @@ def _floor_section(samples: List[Sample]) -> str:
 def bench_md(results: dict) -> str:
     samples = samples_of(results)
     cells = stats.medians(samples)
-    text = (f"## By the host's clock\n\n{bench_tables.HOST_CLOCK_NOTE}\n\n"
-            + _fence(bench_tables.render(cells, "host"))
-            + f"\n\n## By the guest's printk clock\n\n"
-            f"{bench_tables.GUEST_CLOCK_NOTE}\n\n" + _fence(bench_tables.render(cells))
-            + "\n\n`host busy`: host CPUs kept busy by QEMU's vCPU threads "
-            "from the guest's first to its last bringup line, median "
-            "(round-robin TCG: at most 1.00; below that, every vCPU was "
-            "idle, waiting, part of the time).")
+    text = (scale_tables.section(samples) + "\n\n"
+            if results.get("suite") == "scale" else "")
+    text += (f"## By the host's clock\n\n{bench_tables.HOST_CLOCK_NOTE}\n\n"
+             + _fence(bench_tables.render(cells, "host"))
+             + f"\n\n## By the guest's printk clock\n\n"
+             f"{bench_tables.GUEST_CLOCK_NOTE}\n\n"
+             + _fence(bench_tables.render(cells))
+             + "\n\n`host busy`: host CPUs kept busy by QEMU's vCPU threads "
+             "from the guest's first to its last bringup line, median "
+             "(round-robin TCG: at most 1.00; below that, every vCPU was "
+             "idle, waiting, part of the time).")
     pairs = bench_tables.pair_table(samples)
     if pairs:
-        text += f"\n\n## Ratios within each rep\n\n{bench_tables.PAIR_NOTE}\n\n" \
-            + _fence(pairs)
+        text += ("\n\n## Ratios within each rep\n\n"
+                 f"{bench_tables.PAIR_NOTE}\n\n" + _fence(pairs))
     targets = bench_tables.target_table(samples)
     if targets:
         text += ("\n\n## The series' targets\n\nPer-rep ratios by the "
-                 "host's clock (bench_tables.TARGETS), their median against the "
-                 "limit:\n\n" + _fence(targets))
+                 "host's clock (bench_tables.TARGETS), their median "
+                 "against the limit:\n\n" + _fence(targets))
     phase = bench_tables.phase_table(samples)
     if phase:
         text += ("\n\n## Where the bringup time goes\n\nMedians of the "
@@ -261,10 +264,12 @@ def matrix_md(results: dict) -> str:
 
 BODIES: Dict[str, Callable[[dict], str]] = {
     "bench": bench_md, "compare": compare_md, "check": check_md,
-    "soak": soak_md, "states": states_md, "serialwork": serialwork_tables.render,
+    "soak": soak_md, "states": states_md,
+    "serialwork": serialwork_tables.render,
     "deb": deb_tables.markdown, "sysboot": sysboot_tables.markdown,
     "buildtest": buildtest_md, "matrix": matrix_md,
-    "demo": lambda results: _fence(demo_tables.table(results.get("boots", [])))}
+    "demo": lambda results: _fence(
+        demo_tables.table(results.get("boots", [])))}
 
 
 def title(rec: record.Record) -> str:

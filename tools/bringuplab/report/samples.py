@@ -22,6 +22,9 @@ class Sample:
     host_vcpu_ms: Optional[float] = None
     kick_total_us: Optional[int] = None
     post_bringup_ms: Optional[float] = None
+    # QEMU's start to the kernel starting PID 1, by the host's clock
+    # (bench.SUITE_MILESTONE; the scale suite)
+    host_init_ms: Optional[float] = None
 
     @property
     def host_busy(self) -> Optional[float]:

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 from bringuplab.build import kernel, tree, upstream, worktree
 from bringuplab.guest import boot, initramfs
 from bringuplab.host import hostcpu
-from bringuplab.report import record, stats
+from bringuplab.report import record, scale_tables, stats
 from bringuplab.report.bench_tables import plot
 from bringuplab.guest.machinespec import SERVER, MachineSpec
 from bringuplab.errors import UsageError
@@ -32,6 +32,10 @@ V2_REV = "de6f83828a5701f0f511a0521d504828cae1af35"
 # has moved on under it since
 HALT_PATCH = ROOT / "experiments" / "v2-ap-halt-while-waiting.patch"
 HALT_SERIES_REV = "284d8090eafab88c9dfe41e8ab17839a148b7d94"
+
+
+# The machine sizes of the scale suite
+SCALE_SIZES = (32, 64, 128, 256, 512, 1024)
 
 
 def _server(cpus: int, tcg: str, profile: str) -> MachineSpec:
@@ -57,7 +61,20 @@ SUITES: Dict[str, List[MachineSpec]] = {
     # calibration series is about) and AMD vCPUs without a constant TSC.
     "extras": [SERVER, MachineSpec(64, "64x1x1"),
                _server(32, "single", "amd")],
+    # How the cost of a bringup grows with the machine: round-robin (one
+    # host thread, so work rather than host parallelism), Intel, 2
+    # sockets, x2APIC with interrupt remapping from 256 vCPUs (APIC IDs
+    # above 254), memory for every vCPU's per-CPU data and threads.
+    "scale": [MachineSpec(n, f"2x{n // 4}x2", 2, "intel", tcg="single",
+                          memory_mb=max(2048, 4 * n))
+              for n in SCALE_SIZES],
 }
+
+# The config flavour of a suite's kernels, when not the guest's
+SUITE_CONFIG: Dict[str, str] = {"scale": "scale"}
+# The console line a suite's boots time by the host's clock, QEMU's
+# start to it (Sample.host_init_ms): the kernel starting PID 1
+SUITE_MILESTONE: Dict[str, bytes] = {"scale": rb"Run /init as init process"}
 
 
 def check_suite(suite: str) -> None:
@@ -70,32 +87,32 @@ def check_suite(suite: str) -> None:
 OLD_SERIES = {"v1": V1_REV, "v2": V2_REV}
 
 
-def _build(which: str) -> kernel.Kernel:
-    """One of the kernels a variant names, built."""
+def _build(which: str, config: str = "guest") -> kernel.Kernel:
+    """One of the kernels a variant names, built with flavour `config`."""
     if which == "ours":
-        return kernel.build("guest")
+        return kernel.build(config)
     if which == "upstream":
-        return upstream.build()
+        return upstream.build(config)
     if which == "halt":
         halt_tree = worktree.fresh(BUILD / "halt" / "linux", "base")
         tree.apply_series(tree.series_at(HALT_SERIES_REV) + [HALT_PATCH],
                           halt_tree)
-        return kernel.build("guest", halt_tree,
-                            BUILD / "halt" / "out-guest", tag="-halt")
+        return kernel.build(config, halt_tree,
+                            BUILD / "halt" / f"out-{config}", tag="-halt")
     if "+" in which:
         combo_tree = worktree.fresh(BUILD / "combo" / which / "linux", "base")
         tree.apply_series(tree.combination(which), combo_tree)
-        return kernel.build("guest", combo_tree,
-                            BUILD / "combo" / which / "out-guest",
+        return kernel.build(config, combo_tree,
+                            BUILD / "combo" / which / f"out-{config}",
                             tag=f"-{which}")
     if which in OLD_SERIES:
         old_tree = worktree.fresh(BUILD / which / "linux", "base")
         tree.apply_series(tree.series_at(OLD_SERIES[which]), old_tree)
-        return kernel.build("guest", old_tree, BUILD / which / "out-guest",
-                            tag=f"-{which}")
+        return kernel.build(config, old_tree,
+                            BUILD / which / f"out-{config}", tag=f"-{which}")
     base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
-    return kernel.build("guest", base_tree, BUILD / "bench" / "out-base-guest",
-                        tag="-base")
+    return kernel.build(config, base_tree,
+                        BUILD / "bench" / f"out-base-{config}", tag="-base")
 
 
 def run_suite(suite: str, reps: int,
@@ -106,19 +123,24 @@ def run_suite(suite: str, reps: int,
     check_suite(suite)
     variants = default_variants(suite) if variants is None else variants
     say("bench: " + tree.create())
-    kernels = {which: _build(which)
+    config = SUITE_CONFIG.get(suite, "guest")
+    kernels = {which: _build(which, config)
                for which in dict.fromkeys(var.kernel for var in variants)}
+    # Every kernel boots every machine, so the smallest NR_CPUS bounds
+    nr_cpus = min(boot.kernel_nr_cpus(kern) for kern in kernels.values())
     initrd = initramfs.build()
     samples: List[Sample] = []
     steps = Progress(reps * len(SUITES[suite]) * len(variants), "bench")
     for rep in range(1, reps + 1):
         for setup in SUITES[suite]:
-            mach = setup.make()
+            mach = setup.make(nr_cpus)
             for var in variants:
                 spec = boot.BootSpec(mach, kernels[var.kernel].image, initrd,
                                      var.append, ["cpus"],
                                      label=f"bench-{var.name}-{setup.cpus}",
-                                     host_cpu=True)
+                                     host_cpu=True,
+                                     milestone=SUITE_MILESTONE.get(suite,
+                                                                   b""))
                 res = boot.run(spec, quiet=True)
                 hostcpu.require(res.verdict, res.host_wall_ms, res.log)
                 samples.append(Sample(setup.name, setup.cpus, setup.tcg,
@@ -127,7 +149,8 @@ def run_suite(suite: str, reps: int,
                                       res.log, dict(res.phases_us),
                                       res.host_wall_ms, res.host_vcpu_ms,
                                       res.kick_total_us,
-                                      res.post_bringup_ms))
+                                      res.post_bringup_ms,
+                                      res.host_milestone_ms))
                 steps.done(f"{setup.name} {var.name} rep {rep}: "
                            f"{res.verdict}, {res.host_wall_ms or '-'} ms "
                            f"by the host, log {res.log}")
@@ -179,6 +202,8 @@ def run(suite: str = "quick", reps: int = 3,
                       results(suite, reps, variants, samples), started)
     path = record.save(rec)
     png = plot(samples, stats.medians(samples), path.with_suffix(".png"))
+    if suite == "scale":
+        png = scale_tables.plot(samples, path.with_suffix(".png")) or png
     stem = result_stem(suite, variants)
     say(f"bench: record {path}" + (f", plot {png}" if png else "")
         + f"; to keep it: cp {path} bench/{stem}.json && tools/bringup "

@@ -1,0 +1,113 @@
+"""The scale suite (`bench --suite scale`): its machines, kernels and
+config, and its tables, slope and targets on made-up samples."""
+import pytest
+
+from bringuplab.build import kconfig, variants
+from bringuplab.errors import UsageError
+from bringuplab.report import render, scale_tables as st
+from bringuplab.report.record import Record
+from bringuplab.report.samples import Sample
+from bringuplab.runs import bench
+
+OURS, UP = st.OURS, st.UPSTREAM
+
+
+def smp(variant: str, cpus: int, window_ms: float, rep: int = 1,
+        verdict: str = "pass", init_ms: float = 9000.0) -> Sample:
+    return Sample(f"{cpus}=2x{cpus // 4}x2 numa2 single intel", cpus,
+                  "single", "intel", variant, rep, verdict, window_ms,
+                  "parallel", "", {}, window_ms, window_ms, None, None,
+                  init_ms)
+
+
+def ladder(variant: str, per_ap_us: float, exponent: float = 0.0,
+           sizes=(32, 64, 128, 256), rep: int = 1):
+    """Boots whose cost per AP is per_ap_us * (N / 32) ** exponent."""
+    return [smp(variant, n, per_ap_us * (n / 32) ** exponent * (n - 1)
+                / 1000.0, rep) for n in sizes]
+
+
+def test_the_suite_is_round_robin_intel_two_sockets_up_to_1024():
+    specs = bench.SUITES["scale"]
+    assert [s.cpus for s in specs] == [32, 64, 128, 256, 512, 1024]
+    assert {(s.tcg, s.profile, s.numa) for s in specs} == {
+        ("single", "intel", 2)}
+    assert all(s.topology.startswith("2x") for s in specs)
+    assert bench.SUITE_CONFIG["scale"] == "scale"
+    assert [v.name for v in variants.default_variants("scale")] == [
+        OURS, "ours-serial", UP, "base-serial"]
+
+
+def test_machines_above_255_apic_ids_get_x2apic_and_need_nr_cpus():
+    big = bench.SUITES["scale"][-1]
+    with pytest.raises(UsageError, match="NR_CPUS=512"):
+        big.make(512)
+    mach = big.make(8192)
+    assert mach.x2apic and mach.memory() >= 4096
+    assert not bench.SUITES["scale"][0].make(8192).x2apic
+
+
+def test_the_scale_config_is_debians_cpu_limits():
+    flav = kconfig.flavour("scale")
+    assert flav.fragments == ("qemu-guest", "scale")
+    opts = kconfig.parse(kconfig.fragment_path("scale").read_text())
+    assert opts["CONFIG_MAXSMP"] == "y"
+    assert int(opts["CONFIG_NR_CPUS"]) >= 1024
+
+
+def test_cost_per_ap_is_the_window_over_the_aps():
+    [pnt] = st.points([smp(OURS, 65, 64.0), smp(OURS, 65, 128.0, rep=2),
+                       smp(OURS, 65, 1.0, rep=3, verdict="hang")])
+    assert pnt.window_ms == 96.0 and pnt.cost_us == 1500.0
+    assert (pnt.boots, pnt.failed) == (2, 1)
+
+
+@pytest.mark.parametrize("exponent", [0.0, 0.5, 1.0])
+def test_the_slope_is_the_exponent_of_the_growth(exponent):
+    fit = st.slope(st.points(ladder(OURS, 100.0, exponent)))
+    assert fit == pytest.approx(exponent, abs=1e-9)
+
+
+def test_no_slope_from_one_size():
+    assert st.slope(st.points(ladder(OURS, 100.0, sizes=(64,)))) is None
+
+
+def test_growth_target_holds_at_1_10_and_not_above():
+    flat = ladder(OURS, 100.0, sizes=(32, 1024))
+    at_limit = flat[:1] + [smp(OURS, 1024, 110.0 * 1023 / 1000.0)]
+    above = flat[:1] + [smp(OURS, 1024, 111.0 * 1023 / 1000.0)]
+    assert st.target_rows(at_limit)[0][-1] == "met"
+    assert st.target_rows(above)[0][-1] == "missed"
+    assert st.target_rows(above)[0][0] == "cost per AP at 1024 / at 32"
+
+
+def test_upstream_target_per_size_from_per_rep_ratios():
+    boots = (ladder(OURS, 80.0, sizes=(32, 64)) + ladder(UP, 100.0,
+                                                         sizes=(32, 64)))
+    boots.append(smp(OURS, 128, 81.0))
+    boots.append(smp(UP, 128, 100.0))
+    rows = {r[0]: r for r in st.target_rows(boots)}
+    assert rows["32 vCPUs: ours par / upstream par"][1:] == [
+        "0.80", "0.80", "met"]
+    assert rows["128 vCPUs: ours par / upstream par"][-1] == "missed"
+
+
+def test_the_table_shows_growth_from_the_smallest_size():
+    text = st.table(ladder(OURS, 100.0, 1.0) + ladder(UP, 200.0))
+    lines = [ln.split() for ln in text.splitlines()[2:]]
+    ours = [ln for ln in lines if ln[0] == OURS]
+    assert [ln[1] for ln in ours] == ["32", "64", "128", "256"]
+    assert [ln[5] for ln in ours] == ["1.00", "2.00", "4.00", "8.00"]
+    assert ours[0][6] == "0.50"          # 100 vs 200 us per AP at 32
+    assert ours[0][7] == "9.0"           # PID 1 after 9 s
+
+
+def test_a_scale_record_renders_its_section_and_others_do_not():
+    boots = ladder(OURS, 100.0) + ladder(UP, 150.0)
+    results = {"suite": "scale", "samples": [vars(b) for b in boots]}
+    text = render.markdown(Record("bench", True, results))
+    assert "## Cost per AP against the machine's size" in text
+    assert "## The scale targets" in text
+    results["suite"] = "rr64"
+    assert "Cost per AP" not in render.markdown(
+        Record("bench", True, results))
