@@ -92,6 +92,17 @@ TSCWARP_LINES = (r"TSC synchronization \[CPU#\d+ -> CPU#{cpu}\]:",
                  r"Marking TSC unstable due to check_tsc_sync_source failed")
 
 
+def high_apic(name: str, tcg: str = "single") -> Entry:
+    """A machine with APIC IDs above 255 (5 sockets of 17 cores: IDs up
+    to 289), which needs x2APIC with interrupt remapping. Half of the 20
+    vCPUs take the topology's last slots: all 170 slots present
+    livelocked in the periodic tick under round-robin TCG on a slow host
+    (tests/logs/soak-rr170-periodic-tick-livelock.log)."""
+    return Entry(name, MachineSpec(20, "5x17x2", 1, "intel", True, tcg,
+                                   high=10),
+                 dmesg=(r"Converting physical 4 to logical package 1",))
+
+
 def fault(kind: str, cpu: int, cpus: int = 8, tcg: str = "single",
           parallel: bool = True, x2apic: Optional[bool] = None) -> Entry:
     """CPU `cpu` fails to come up on purpose (smpboot_fault=, debug
@@ -196,6 +207,9 @@ MATRICES: Dict[str, List[Entry]] = {
         Entry("amd-8-kexec-x2", MachineSpec(8, "2x2x2", profile="amd",
                                             x2apic=False),
               plan=("cpus", "kexec"), append="lab.kexec=2"),
+        # APIC IDs above 255: the identity from the x2APIC ID, beyond
+        # what an xAPIC ID or CPUID's initial one can hold
+        high_apic("intel-20-x2apic-ids-above-255"),
     ],
     # Booted with the debug (lockdep) kernel.
     "debug": [Entry("debug-16-single", MachineSpec(16, "2x4x2", 2),

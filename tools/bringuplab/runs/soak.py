@@ -35,7 +35,7 @@ from bringuplab.runs import matrix
 from bringuplab.verdict import judge
 from bringuplab.errors import LabError, UsageError
 from bringuplab.guest.machinespec import MachineSpec
-from bringuplab.runs.matrix import SERIAL, Entry
+from bringuplab.runs.matrix import SERIAL, Entry, high_apic
 from bringuplab.report import record
 from bringuplab.progress import Progress
 
@@ -79,15 +79,9 @@ def random_entries(count: int, seed: int) -> List[Entry]:
 
 
 def high_apic_entries() -> List[Entry]:
-    """The machines of the matrix scenario that are not drawn at random.
-    APIC IDs above 255 (5 sockets of 17 cores: IDs up to 289) need
-    x2APIC with interrupt remapping. Half of the 20 vCPUs take the
-    topology's last slots: all 170 slots present livelocked in the
-    periodic tick under round-robin TCG on a slow host (soak of
-    2026-12-01, tests/logs/soak-rr170-periodic-tick-livelock.log)."""
-    return [Entry(f"m-x2apic-ids-above-255-{tcg}",
-                  MachineSpec(20, "5x17x2", 1, "intel", True, tcg, high=10),
-                  dmesg=(r"Converting physical 4 to logical package 1",))
+    """The machines of the matrix scenario that are not drawn at random:
+    APIC IDs above 255 (matrix.high_apic) in both TCG modes."""
+    return [high_apic(f"m-x2apic-ids-above-255-{tcg}", tcg)
             for tcg in ("single", "multi")]
 
 
