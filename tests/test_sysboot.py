@@ -2,6 +2,7 @@
 each boot, the multi-user line found by the host, the sysboot record."""
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -94,8 +95,28 @@ def test_sysboot_record_renders_medians_per_arm(tmp_path):
                 "linux-image-6.1.0-57-cloud-amd64": "6.1.192-3"}))))))
     text = render.markdown(record.load(path))
     assert "32 vCPUs (2x8x2), 3 reps" in text
-    assert "| debian | 3/3 | 60002 | 600 | - |" in text
-    assert "| ours-parallel | 3/3 | 50002 | 500 | - |" in text
+    assert "| debian | 3/3 | 60002 | 1.00 | 600 | - |" in text
+    assert "| ours-parallel | 3/3 | 50002 | 0.83 | 500 | - |" in text
     assert "`build/logs/debian-1.log`" in text
     assert ("- debian: `6.1.0-57-cloud-amd64` "
             "(linux-image-6.1.0-57-cloud-amd64 6.1.192-3)") in text
+
+
+def test_a_check_boot_leaves_a_sysboot_record(tmp_path, monkeypatch):
+    """One arm, one rep, every check named; a failed boot says why."""
+    images = fake_image(tmp_path, "ours")
+    monkeypatch.setattr(record, "RESULTS", tmp_path / "results")
+    result = SimpleNamespace(
+        verdict="fail", reasons=["kexec: 31/32 CPUs online"],
+        mode="serial", host_milestone_ms=41000.0, host_wall_ms=900.0,
+        bringup_ms=850.0, cpus_online=31, log="build/logs/s.log")
+    monkeypatch.setattr(sysboot.boot, "run", lambda spec: result)
+    got, rec = sysboot.check("ours", MACH, "serial", images)
+    assert got is result and rec.kind == "sysboot" and not rec.ok
+    assert rec.results["arms"] == ["ours-serial"]
+    assert rec.results["checks"] == list(sysboot.CHECKS)
+    [path] = (tmp_path / "results").glob("sysboot-*.json")
+    text = render.markdown(record.load(path))
+    assert "checks: cpus, selftest, suspend, kexec" in text
+    assert "| ours-serial | 0/1 | 41000 | - | 900 | 850 |" in text
+    assert "- ours-serial rep 1: kexec: 31/32 CPUs online" in text

@@ -87,8 +87,8 @@ def cmd_sysboot(args: argparse.Namespace) -> int:
                 sysboot.Arm("ours-parallel", args.image, "parallel"),
                 sysboot.Arm("ours-serial", args.image, "serial")]
         return show(sysboot.compare(arms, mach, args.reps), args.json)
-    result = sysboot.check(args.image, mach,
-                           "serial" if args.serial else "parallel")
+    result, _ = sysboot.check(args.image, mach,
+                              "serial" if args.serial else "parallel")
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:

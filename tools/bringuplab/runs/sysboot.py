@@ -12,7 +12,7 @@ and the bringup window; a `sysboot` record.
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from bringuplab import progress
 from bringuplab.guest import boot, machine as machmod, milestone
@@ -82,9 +82,20 @@ def spec(name: str, mach: machmod.Machine, mode: Optional[str],
         host_cpu=True, silence=SILENCE_S, milestone=milestone.MULTI_USER)
 
 
-def check(name: str, mach: machmod.Machine, mode: str) -> BootResult:
-    """One boot of image `name` with every check."""
-    return boot.run(spec(name, mach, mode, CHECKS))
+def check(name: str, mach: machmod.Machine, mode: str,
+          images: Path = IMAGES) -> Tuple[BootResult, record.Record]:
+    """One boot of image `name` with every check; its result and its
+    sysboot record (saved), one arm of one rep."""
+    started = record.now()
+    result = boot.run(spec(name, mach, mode, CHECKS, images))
+    arm = Arm(f"{name}-{mode}", name, mode)
+    rec = record.make("sysboot", result.verdict == "pass", dict(
+        machine=dict(cpus=mach.cpus, topology=mach.topology),
+        arms=[arm.name], reps=1, checks=list(CHECKS),
+        samples=[sample(arm, 1, result)],
+        images={arm.name: about(name, images)}), started)
+    progress.say(f"sysboot: record {record.save(rec)}")
+    return result, rec
 
 
 def sample(arm: Arm, rep: int, result: BootResult) -> dict:
