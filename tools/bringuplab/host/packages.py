@@ -42,7 +42,8 @@ BUILDTEST_NEEDS: Dict[str, List[str]] = {
 # make bindeb-pkg runs dpkg-buildpackage, which checks the build
 # dependencies mkdebian writes (rsync among them) and uses fakeroot.
 DEB_NEEDS: Dict[str, List[str]] = {
-    "deb": ["dpkg-dev", "fakeroot", "rsync", "linux-config-6.1"],
+    # openssl: the module signing key the build makes (debian-cloud.config)
+    "deb": ["dpkg-dev", "fakeroot", "rsync", "openssl", "linux-config-6.1"],
     "image": ["mmdebstrap", "e2fsprogs"],
 }
 
