@@ -125,3 +125,19 @@ def test_the_boot_time_run_only_counts_cpus_and_resets(env):
     # systemd's times once the boot has finished, then the reset
     assert Path(env["LAB_CALLS"]).read_text() == (
         "systemctl is-system-running --wait\nsystemctl reboot\n")
+
+
+def test_a_plan_without_suspend_skips_it_and_still_kexecs(env):
+    """lab.plan= names the first kernel's steps: no suspend asked, no
+    write to the power state, and the kexec round trip still runs."""
+    cmdline = ("console=ttyS0 lab.plan=cpus,selftest,kexec "
+               "root=/dev/vda rw")
+    Path(env["LAB_CMDLINE"]).write_text(cmdline + "\n")
+    first = kernel(env)
+    assert "LAB: begin plan=cpus,selftest,kexec" in first
+    assert parse.parse(first).steps == {"selftest": "done"}
+    assert Path(env["LAB_POWER"]).read_text() == ""
+    assert kexec_cmdline(env) == cmdline + " cpuhp.parallel=0"
+    assert Path(env["LAB_CALLS"]).read_text().splitlines()[-1] == \
+        "systemctl kexec"
+    assert not parse.parse(first).done

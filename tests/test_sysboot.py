@@ -53,7 +53,8 @@ def test_check_boot_of_our_image(tmp_path):
     spec = sysboot.spec("ours", MACH, "serial", sysboot.CHECKS, images)
     assert spec.kernel == images / "ours" / "vmlinuz"
     assert spec.initrd == images / "ours" / "initrd.img"
-    assert "root=/dev/vda rw cpuhp.parallel=0" in spec.cmdline()
+    assert "root=/dev/vda rw no_console_suspend cpuhp.parallel=0" in \
+        spec.cmdline()
     assert "lab.plan=cpus,selftest,suspend,kexec" in spec.cmdline()
     assert spec.qemu_extra == [
         "-drive", f"file={images / 'ours' / 'disk.img'},format=raw,"
@@ -111,7 +112,7 @@ def test_a_check_boot_leaves_a_sysboot_record(tmp_path, monkeypatch):
         mode="serial", host_milestone_ms=41000.0, host_wall_ms=900.0,
         bringup_ms=850.0, cpus_online=31, log="build/logs/s.log")
     monkeypatch.setattr(sysboot.boot, "run", lambda spec: result)
-    got, rec = sysboot.check("ours", MACH, "serial", images)
+    got, rec = sysboot.check("ours", MACH, "serial", images=images)
     assert got is result and rec.kind == "sysboot" and not rec.ok
     assert rec.results["arms"] == ["ours-serial"]
     assert rec.results["checks"] == list(sysboot.CHECKS)
@@ -120,3 +121,19 @@ def test_a_check_boot_leaves_a_sysboot_record(tmp_path, monkeypatch):
     assert "checks: cpus, selftest, suspend, kexec" in text
     assert "| ours-serial | 0/1 | 41000 | - | 900 | 850 |" in text
     assert "- ours-serial rep 1: kexec: 31/32 CPUs online" in text
+
+
+@pytest.mark.parametrize("text,want", [
+    ("kexec,cpus", ("cpus", "kexec")),
+    ("cpus,selftest,kexec", ("cpus", "selftest", "kexec")),
+    ("cpus", ("cpus",))])
+def test_a_plan_is_the_named_checks_in_their_order(text, want):
+    assert sysboot.plan_of(text) == want
+
+
+@pytest.mark.parametrize("text,message", [
+    ("cpus,hibernate", "unknown check 'hibernate'"),
+    ("selftest,kexec", "--plan must name cpus")])
+def test_a_bad_plan_is_a_usage_error(text, message):
+    with pytest.raises(UsageError, match=message):
+        sysboot.plan_of(text)

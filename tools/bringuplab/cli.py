@@ -16,6 +16,7 @@ from bringuplab.report import record, render
 from bringuplab.runs import bench, buildtest, matrix
 from bringuplab.errors import LabError, UsageError, exit_status
 from bringuplab.paths import out_dir
+from bringuplab.runs.sysboot import CHECKS
 
 
 class Parser(argparse.ArgumentParser):
@@ -88,7 +89,8 @@ def cmd_sysboot(args: argparse.Namespace) -> int:
                 sysboot.Arm("ours-serial", args.image, "serial")]
         return show(sysboot.compare(arms, mach, args.reps), args.json)
     result, _ = sysboot.check(args.image, mach,
-                              "serial" if args.serial else "parallel")
+                              "serial" if args.serial else "parallel",
+                              sysboot.plan_of(args.plan))
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
@@ -496,6 +498,9 @@ def _debian_commands(
                                                        memory_mb=2048))
     p.add_argument("--serial", action="store_true",
                    help="boot with cpuhp.parallel=0")
+    p.add_argument("--plan", metavar="LIST", default=",".join(CHECKS),
+                   help="the checks of the first kernel, in order, cpus "
+                   f"first (default: {','.join(CHECKS)})")
     p.add_argument("--compare", metavar="IMAGE", help="boot times against "
                    "this image of Debian's kernel: debian, ours-parallel, "
                    "ours-serial in turn, --reps times; a sysboot record")

@@ -68,8 +68,10 @@ def spec(name: str, mach: machmod.Machine, mode: Optional[str],
     cpuhp.parallel=0 and, with "parallel", is what the mode line must
     say (None: Debian's kernel, no mode line)."""
     files = image_files(name, images)
-    append = "root=/dev/vda rw" + (" cpuhp.parallel=0" if mode == "serial"
-                                   else "")
+    # no_console_suspend: the console keeps printing through a suspend
+    # cycle, so a slow resume shows its progress instead of silence
+    append = "root=/dev/vda rw no_console_suspend" + (
+        " cpuhp.parallel=0" if mode == "serial" else "")
     cpus = mach.cpus
     return boot.BootSpec(
         mach, files["vmlinuz"], files["initrd.img"], append, list(plan),
@@ -82,16 +84,31 @@ def spec(name: str, mach: machmod.Machine, mode: Optional[str],
         host_cpu=True, silence=SILENCE_S, milestone=milestone.MULTI_USER)
 
 
+def plan_of(text: str) -> Tuple[str, ...]:
+    """The checks a comma list names, in CHECKS order; UsageError for an
+    unknown one or a list without cpus."""
+    steps = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [s for s in steps if s not in CHECKS]
+    if bad:
+        raise UsageError(f"unknown check '{bad[0]}' (known: "
+                         f"{', '.join(CHECKS)})")
+    if "cpus" not in steps:
+        raise UsageError("--plan must name cpus")
+    return tuple(s for s in CHECKS if s in steps)
+
+
 def check(name: str, mach: machmod.Machine, mode: str,
-          images: Path = IMAGES) -> Tuple[BootResult, record.Record]:
-    """One boot of image `name` with every check; its result and its
-    sysboot record (saved), one arm of one rep."""
+          plan: Sequence[str] = CHECKS, images: Path = IMAGES
+          ) -> Tuple[BootResult, record.Record]:
+    """One boot of image `name` with the checks of `plan` (all by
+    default); its result and its sysboot record (saved), one arm of one
+    rep."""
     started = record.now()
-    result = boot.run(spec(name, mach, mode, CHECKS, images))
+    result = boot.run(spec(name, mach, mode, plan, images))
     arm = Arm(f"{name}-{mode}", name, mode)
     rec = record.make("sysboot", result.verdict == "pass", dict(
         machine=dict(cpus=mach.cpus, topology=mach.topology),
-        arms=[arm.name], reps=1, checks=list(CHECKS),
+        arms=[arm.name], reps=1, checks=list(plan),
         samples=[sample(arm, 1, result)],
         images={arm.name: about(name, images)}), started)
     progress.say(f"sysboot: record {record.save(rec)}")
