@@ -172,6 +172,21 @@ def test_a_monitor_dump_beside_an_older_log_makes_it_a_hang(tmp_path):
     assert logexpect.rejudge(path)[1].verdict == "fail"
 
 
+SYSBOOT = "sysboot-ours-serial-20261206-233954-29343.log"
+
+
+def test_a_debian_image_boot_is_judged_as_sysboot_judged_it(tmp_path):
+    """The image's check prints no topology line: a sysboot log is
+    judged without one, as the run did; the same log under another
+    label wants it, and fails."""
+    kept, res = logexpect.rejudge(LOGS / SYSBOOT)
+    assert res.verdict == "pass", res.reasons
+    assert kept.expect.plan == ("cpus", "selftest", "kexec")
+    assert kept.expect.mode == "serial" and kept.expect.topologies == ()
+    other = copy_as(tmp_path, SYSBOOT, "image-20261206-233954-1.log")
+    assert logexpect.rejudge(other)[1].rules == ["topology"]
+
+
 def test_judge_prints_the_verdict_and_exits_0_on_a_pass():
     proc = bringup("judge", str(LOGS / TOPO))
     assert proc.returncode == 0, proc.stderr

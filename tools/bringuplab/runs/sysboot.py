@@ -23,6 +23,8 @@ from bringuplab.guest.image import IMAGES
 from bringuplab.verdict.result import BootResult
 
 CHECKS = ("cpus", "selftest", "suspend", "kexec")
+# The label of every boot of an image (its log's name starts with it)
+LABEL = "sysboot-"
 # Seconds: three systemd boots of 32 vCPUs under round-robin TCG on a
 # small host, the selftests offlining and onlining every CPU in between
 CHECK_TIMEOUT = 7200.0
@@ -76,7 +78,7 @@ def spec(name: str, mach: machmod.Machine, mode: Optional[str],
     return boot.BootSpec(
         mach, files["vmlinuz"], files["initrd.img"], append, list(plan),
         CHECK_TIMEOUT if len(plan) > 1 else TIME_TIMEOUT,
-        label=f"sysboot-{name}-{mode or 'debian'}",
+        label=f"{LABEL}{name}-{mode or 'debian'}",
         expect=judge.Expect(cpus, cpus, cpus, tuple(plan), mode=mode),
         # -snapshot: every boot starts from the image as built
         qemu_extra=["-drive", f"file={files['disk.img']},format=raw,"
