@@ -203,7 +203,9 @@ def run(suite: str = "quick", reps: int = 3,
     path = record.save(rec)
     png = plot(samples, stats.medians(samples), path.with_suffix(".png"))
     if suite == "scale":
-        png = scale_tables.plot(samples, path.with_suffix(".png")) or png
+        # beside the bringup-ms plot, not over it
+        png = scale_tables.plot(
+            samples, path.with_name(path.stem + "-scale.png")) or png
     stem = result_stem(suite, variants)
     say(f"bench: record {path}" + (f", plot {png}" if png else "")
         + f"; to keep it: cp {path} bench/{stem}.json && tools/bringup "
