@@ -3,8 +3,8 @@ runs the image's own /boot/vmlinuz-* and initrd.img-* with root= on a
 virtio disk, systemd reaches multi-user.target, guest/debian-check
 prints the lab's lines and resets; the lab's judge judges the console.
 
-`check`: one boot with every check (cpus, selftest, suspend, the kexec
-round trip). `compare`: Debian's own kernel against ours, parallel and
+`check`: one boot with the checks of its plan (default every one:
+cpus, selftest, suspend, the kexec round trip), and its record. `compare`: Debian's own kernel against ours, parallel and
 serial, booted in turn rep after rep with only the cpus check: the host
 time from QEMU's start to systemd's "Reached target Multi-User System"
 and the bringup window; a `sysboot` record.
