@@ -64,6 +64,10 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["frobnicate"], "invalid choice"),
     (["deb", "--config", "rt"], "argument --config: invalid choice: 'rt'"),
     (["deb", "--jobs", "0"], "--jobs must be at least 1"),
+    (["sysboot", "ours", "--compare", "debian-cloud", "--plan", "cpus"],
+     "--serial and --plan are for a check boot, not --compare"),
+    (["sysboot", "ours", "--compare", "debian-cloud", "--serial"],
+     "--serial and --plan are for a check boot, not --compare"),
 ])
 def test_one_line_error(args, message):
     proc = run(*args)

@@ -81,6 +81,11 @@ def cmd_image(args: argparse.Namespace) -> int:
 
 def cmd_sysboot(args: argparse.Namespace) -> int:
     from bringuplab.runs import sysboot
+    if args.compare and (args.serial or args.plan is not None):
+        # --compare boots every arm to multi-user and times it: it runs
+        # no checks and picks each arm's mode itself
+        raise UsageError("--serial and --plan are for a check boot, not "
+                         "--compare")
     mach = machinespec.from_args(args).make()
     packages.ensure(["boot"])
     if args.compare:
@@ -90,7 +95,8 @@ def cmd_sysboot(args: argparse.Namespace) -> int:
         return show(sysboot.compare(arms, mach, args.reps), args.json)
     result, _ = sysboot.check(args.image, mach,
                               "serial" if args.serial else "parallel",
-                              sysboot.plan_of(args.plan))
+                              sysboot.plan_of(args.plan or
+                                              ",".join(CHECKS)))
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
@@ -498,7 +504,7 @@ def _debian_commands(
                                                        memory_mb=2048))
     p.add_argument("--serial", action="store_true",
                    help="boot with cpuhp.parallel=0")
-    p.add_argument("--plan", metavar="LIST", default=",".join(CHECKS),
+    p.add_argument("--plan", metavar="LIST",
                    help="the checks of the first kernel, in order, cpus "
                    f"first (default: {','.join(CHECKS)})")
     p.add_argument("--compare", metavar="IMAGE", help="boot times against "
