@@ -34,8 +34,9 @@ def test_the_suite_is_round_robin_intel_two_sockets_up_to_1024():
         ("single", "intel", 2)}
     assert all(s.topology.startswith("2x") for s in specs)
     assert bench.SUITE_CONFIG["scale"] == "scale"
+    # in the order of variants.VARIANTS
     assert [v.name for v in variants.default_variants("scale")] == [
-        OURS, "ours-serial", UP, "base-serial"]
+        UP, "base-serial", OURS, "ours+calibration+workqueue-serial"]
 
 
 def test_machines_above_255_apic_ids_get_x2apic_and_need_nr_cpus():
@@ -111,3 +112,98 @@ def test_a_scale_record_renders_its_section_and_others_do_not():
     results["suite"] = "rr64"
     assert "Cost per AP" not in render.markdown(
         Record("bench", True, results))
+
+
+def fake_result(verdict: str = "pass"):
+    from types import SimpleNamespace
+    return SimpleNamespace(verdict=verdict, bringup_ms=100.0,
+                           mode="parallel", log=f"build/logs/{verdict}.log",
+                           phases_us={}, host_wall_ms=100.0,
+                           host_vcpu_ms=100.0, kick_total_us=None,
+                           post_bringup_ms=None, host_milestone_ms=5000.0,
+                           reasons=[])
+
+
+@pytest.fixture
+def lab(monkeypatch, tmp_path):
+    """Scale boots answered by answer(spec) in turn; nothing built."""
+    from pathlib import Path
+    from bringuplab.build import kernel, tree
+    from bringuplab.guest import boot, initramfs
+    from bringuplab.report import record
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    monkeypatch.setattr(tree, "create", lambda: "tree up to date")
+    monkeypatch.setattr(bench, "_build",
+                        lambda which, config: kernel.of_image(Path(which)))
+    monkeypatch.setattr(boot, "kernel_nr_cpus", lambda kern: 8192)
+    monkeypatch.setattr(initramfs, "build", lambda: Path("initrd"))
+    monkeypatch.setattr(bench, "plot", lambda samples, cells, png: None)
+    monkeypatch.setattr(st, "plot", lambda samples, png: None)
+    booted = []
+
+    def answer(spec):
+        return fake_result()
+    state = {"answer": answer}
+
+    def fake_boot(spec, quiet=False):
+        booted.append((spec.mach.cpus, spec.timeout))
+        return state["answer"](spec)
+    monkeypatch.setattr(boot, "run", fake_boot)
+    return state, booted, tmp_path
+
+
+TWO = "ours+calibration+workqueue-parallel,base-serial"
+
+
+def test_scale_boots_get_20_minutes_and_a_hang_ends_the_ladder(lab):
+    state, booted, _ = lab
+    state["answer"] = lambda spec: fake_result(
+        "hang" if spec.mach.cpus == 256 else "pass")
+    rec = bench.run("scale", 2, variants.pick_variants(TWO, "scale"))
+    sizes = [cpus for cpus, _ in booted]
+    # rep 1 up to the first hang at 256 (its other kernel not booted),
+    # rep 2 below it
+    assert sizes == [32, 32, 64, 64, 128, 128, 256, 32, 32, 64, 64,
+                     128, 128]
+    assert {timeout for _, timeout in booted} == {1200.0}
+    assert rec.results["ladder_stop"]["cpus"] == 256
+    assert rec.results["complete"] is True
+    assert rec.ok          # the sizes below the stop all passed
+    text = render.markdown(rec)
+    assert "**The ladder stops at 256 vCPUs**" in text
+    assert "within 20 min" in text and "Incomplete" not in text
+
+
+def test_a_failure_below_the_stop_fails_the_run(lab):
+    state, _, _ = lab
+    state["answer"] = lambda spec: fake_result(
+        "fail" if spec.mach.cpus == 32 else
+        "hang" if spec.mach.cpus == 64 else "pass")
+    rec = bench.run("scale", 1, variants.pick_variants(TWO, "scale"))
+    assert not rec.ok
+
+
+def test_only_a_suite_with_a_limit_has_a_ladder():
+    assert bench.stops_at("scale", 512, "hang")
+    assert not bench.stops_at("scale", 512, "fail")
+    assert not bench.stops_at("rr64", 64, "hang")
+
+
+def test_a_run_cut_short_leaves_its_record_marked_incomplete(lab):
+    import json
+    state, booted, results = lab
+
+    def cut(spec):
+        if len(booted) > 3:
+            raise KeyboardInterrupt
+        return fake_result()
+    state["answer"] = cut
+    with pytest.raises(KeyboardInterrupt):
+        bench.run("scale", 1, variants.pick_variants(TWO, "scale"))
+    kept = list(results.glob("bench-*.json"))
+    assert len(kept) == 1
+    data = json.loads(kept[0].read_text())
+    assert data["results"]["complete"] is False
+    assert len(data["results"]["samples"]) == 3 and not data["ok"]
+    assert "**Incomplete**: the run stopped" in render.markdown(
+        Record("bench", False, data["results"]))

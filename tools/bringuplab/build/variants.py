@@ -72,9 +72,12 @@ SUITE_VARIANTS: Dict[str, Tuple[str, ...]] = {
     "targets": ("ours+calibration+workqueue-parallel",
                 "ours+calibration+workqueue-serial", "ours-parallel",
                 "upstream-parallel", "base-serial"),
-    # How the cost per AP grows with the machine: the series in both
-    # modes, upstream's parallel bringup and the base
-    "scale": ("ours-parallel", "ours-serial", "upstream-parallel",
+    # How the cost per AP grows with the machine: v3 as sent (the main
+    # series with both split-out series) in both modes, upstream's
+    # parallel bringup (which reuses CPU 0's delay calibration too) and
+    # the base
+    "scale": ("ours+calibration+workqueue-parallel",
+              "ours+calibration+workqueue-serial", "upstream-parallel",
               "base-serial"),
     "extras": ("ours-parallel", "ours+calibration-parallel",
                "ours+workqueue-parallel", "base-serial",

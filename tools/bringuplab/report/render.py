@@ -118,11 +118,29 @@ def _floor_section(samples: List[Sample]) -> str:
         floor_table(floors))
 
 
+def _cut_short(results: dict, boots: int) -> str:
+    """What a bench record that is not the whole of its suite says first:
+    a run still going or cut short, a ladder that stopped."""
+    text = ""
+    if results.get("complete") is False:
+        text += (f"**Incomplete**: the run stopped (or is still going) "
+                 f"after {boots} boots; the tables hold those.\n\n")
+    stop = results.get("ladder_stop")
+    if stop:
+        text += (f"**The ladder stops at {stop['cpus']} vCPUs**: "
+                 f"{stop['variant']} (rep {stop['rep']}) did not boot "
+                 f"within {stop['limit_s'] / 60:.0f} min (log "
+                 f"`{stop['log']}`); no size from there up booted after "
+                 f"it, and the verdict is that of the smaller sizes.\n\n")
+    return text
+
+
 def bench_md(results: dict) -> str:
     samples = samples_of(results)
     cells = stats.medians(samples)
-    text = (scale_tables.section(samples) + "\n\n"
-            if results.get("suite") == "scale" else "")
+    text = _cut_short(results, len(samples))
+    text += (scale_tables.section(samples) + "\n\n"
+             if results.get("suite") == "scale" else "")
     text += (f"## By the host's clock\n\n{bench_tables.HOST_CLOCK_NOTE}\n\n"
              + _fence(bench_tables.render(cells, "host"))
              + f"\n\n## By the guest's printk clock\n\n"

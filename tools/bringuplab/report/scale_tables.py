@@ -18,7 +18,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from bringuplab.report import columns, stats
 from bringuplab.report.samples import Sample
 
-OURS = "ours-parallel"
+# v3 as sent: the main series and both split-out series
+OURS = "ours+calibration+workqueue-parallel"
 UPSTREAM = "upstream-parallel"
 # The claims of the scale suite: ours parallel's cost per AP at the
 # largest size at most GROWTH_LIMIT x its cost at the smallest, and at

@@ -3,8 +3,9 @@
 Boots are interleaved (A B C D A B C D ...) so that drift of this noisy
 machine hits every kernel and mode alike; results are medians.
 """
-from dataclasses import asdict
-from typing import Dict, List, Optional
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
 
 from bringuplab.build import kernel, tree, upstream, worktree
 from bringuplab.guest import boot, initramfs
@@ -17,6 +18,7 @@ from bringuplab.paths import BUILD, ROOT
 from bringuplab.progress import Progress, say
 from bringuplab.report.samples import Sample
 from bringuplab.build.variants import Variant, default_variants
+from bringuplab.verdict import judge
 
 # The commit of this repository (tagged series-v1) whose patches/ is the
 # first version of the series
@@ -75,6 +77,10 @@ SUITE_CONFIG: Dict[str, str] = {"scale": "scale"}
 # The console line a suite's boots time by the host's clock, QEMU's
 # start to it (Sample.host_init_ms): the kernel starting PID 1
 SUITE_MILESTONE: Dict[str, bytes] = {"scale": rb"Run /init as init process"}
+# A suite whose boots have a fixed limit, seconds, rather than the one
+# boot.py scales with the vCPUs; the first size a boot of which runs
+# past it (a hang) ends the suite's ladder: no larger size boots after
+SUITE_TIMEOUT_S: Dict[str, float] = {"scale": 20 * 60.0}
 
 
 def check_suite(suite: str) -> None:
@@ -115,11 +121,30 @@ def _build(which: str, config: str = "guest") -> kernel.Kernel:
                         BUILD / "bench" / f"out-base-{config}", tag="-base")
 
 
+@dataclass
+class Ladder:
+    """Where a suite with a boot time limit (SUITE_TIMEOUT_S) stopped:
+    the smallest size a boot of which hung, with that boot."""
+    cpus: int
+    variant: str
+    rep: int
+    log: str
+    limit_s: float
+
+
+def stops_at(suite: str, cpus: int, verdict: str) -> bool:
+    """Whether a boot ends its suite's ladder at its size."""
+    return suite in SUITE_TIMEOUT_S and verdict == judge.HANG
+
+
 def run_suite(suite: str, reps: int,
-              variants: Optional[List[Variant]] = None) -> List[Sample]:
+              variants: Optional[List[Variant]] = None,
+              keep: Optional[Callable[[List[Sample], Optional[Ladder]],
+                                      None]] = None) -> List[Sample]:
     """Boot every variant on every machine of the suite, `reps` times,
-    interleaved. InfraError if a passing boot went untimed by the host's
-    clock (hostcpu.require): its rows would drop out of the tables."""
+    interleaved; `keep` gets the samples so far after each boot. InfraError
+    if a passing boot went untimed by the host's clock (hostcpu.require):
+    its rows would drop out of the tables."""
     check_suite(suite)
     variants = default_variants(suite) if variants is None else variants
     say("bench: " + tree.create())
@@ -130,9 +155,12 @@ def run_suite(suite: str, reps: int,
     nr_cpus = min(boot.kernel_nr_cpus(kern) for kern in kernels.values())
     initrd = initramfs.build()
     samples: List[Sample] = []
+    ladder: Optional[Ladder] = None
     steps = Progress(reps * len(SUITES[suite]) * len(variants), "bench")
     for rep in range(1, reps + 1):
         for setup in SUITES[suite]:
+            if ladder and setup.cpus >= ladder.cpus:
+                continue
             mach = setup.make(nr_cpus)
             for var in variants:
                 spec = boot.BootSpec(mach, kernels[var.kernel].image, initrd,
@@ -140,7 +168,8 @@ def run_suite(suite: str, reps: int,
                                      label=f"bench-{var.name}-{setup.cpus}",
                                      host_cpu=True,
                                      milestone=SUITE_MILESTONE.get(suite,
-                                                                   b""))
+                                                                   b""),
+                                     timeout=SUITE_TIMEOUT_S.get(suite, 0))
                 res = boot.run(spec, quiet=True)
                 hostcpu.require(res.verdict, res.host_wall_ms, res.log)
                 samples.append(Sample(setup.name, setup.cpus, setup.tcg,
@@ -154,6 +183,22 @@ def run_suite(suite: str, reps: int,
                 steps.done(f"{setup.name} {var.name} rep {rep}: "
                            f"{res.verdict}, {res.host_wall_ms or '-'} ms "
                            f"by the host, log {res.log}")
+                if stops_at(suite, setup.cpus, res.verdict):
+                    ladder = Ladder(setup.cpus, var.name, rep, res.log,
+                                    SUITE_TIMEOUT_S[suite])
+                    # this size's and the larger sizes' boots still to come
+                    steps.total = steps.count + sum(
+                        len(variants) for later in range(rep, reps + 1)
+                        for size in SUITES[suite]
+                        if size.cpus < ladder.cpus
+                        and (later > rep or size.cpus > setup.cpus))
+                    say(f"bench: {setup.name} did not boot within "
+                        f"{SUITE_TIMEOUT_S[suite] / 60:.0f} min; the ladder "
+                        f"stops below {setup.cpus} vCPUs")
+                if keep:
+                    keep(samples, ladder)
+                if ladder and setup.cpus >= ladder.cpus:
+                    break
     return samples
 
 
@@ -181,26 +226,59 @@ def result_stem(suite: str, variants: Optional[List[Variant]] = None
 
 
 def results(suite: str, reps: int, variants: Optional[List[Variant]],
-            samples: List[Sample]) -> dict:
+            samples: List[Sample], ladder: Optional[Ladder] = None,
+            complete: bool = True) -> dict:
     """The results part of a bench record: the samples, and what
-    stats.py derives from them."""
-    return {"suite": suite, "reps": reps,
-            "command": command(suite, reps, variants),
-            "variants": [var.name for var in variants
-                         or default_variants(suite)],
-            "stats": stats.medians(samples),
-            "floors": [floor.to_dict() for floor in stats.floors(samples)],
-            "samples": [asdict(s) for s in samples]}
+    stats.py derives from them; `complete` false while the run goes on
+    (the record of a run cut short says so)."""
+    out = {"suite": suite, "reps": reps,
+           "command": command(suite, reps, variants),
+           "variants": [var.name for var in variants
+                        or default_variants(suite)],
+           "complete": complete,
+           "stats": stats.medians(samples),
+           "floors": [floor.to_dict() for floor in stats.floors(samples)],
+           "samples": [asdict(s) for s in samples]}
+    if ladder:
+        out["ladder_stop"] = asdict(ladder)
+    return out
+
+
+@dataclass
+class _Kept:
+    """A run's record file, rewritten after every boot, and its ladder."""
+    path: Optional[Path] = None
+    ladder: Optional[Ladder] = None
+
+    def write(self, rec: record.Record) -> Path:
+        self.path = (record.rewrite(rec, self.path) if self.path
+                     else record.save(rec))
+        return self.path
 
 
 def run(suite: str = "quick", reps: int = 3,
         variants: Optional[List[Variant]] = None) -> record.Record:
-    """Boot the suite; its record, saved in results/ with the plot."""
+    """Boot the suite; its record, saved in results/ with the plot, and
+    kept current after every boot (a long run cut short leaves what it
+    measured, marked incomplete)."""
     started = record.now()
-    samples = run_suite(suite, reps, variants)
-    rec = record.make("bench", all(s.verdict == "pass" for s in samples),
-                      results(suite, reps, variants, samples), started)
-    path = record.save(rec)
+    kept = _Kept()
+
+    def keep(samples: List[Sample], ladder: Optional[Ladder]) -> None:
+        kept.ladder = ladder
+        kept.write(record.make("bench", False, results(
+            suite, reps, variants, samples, ladder, complete=False),
+            started))
+
+    samples = run_suite(suite, reps, variants, keep)
+    # A ladder that stops is the suite's finding, not a failure of the
+    # run: its verdict is that of the boots below that size
+    judged = [s for s in samples
+              if not kept.ladder or s.cpus < kept.ladder.cpus]
+    rec = record.make("bench", bool(judged) and all(
+        s.verdict == "pass" for s in judged), results(
+            suite, reps, variants, samples, kept.ladder), started)
+    path = kept.write(rec)
     png = plot(samples, stats.medians(samples), path.with_suffix(".png"))
     if suite == "scale":
         # beside the bringup-ms plot, not over it
