@@ -147,6 +147,7 @@ def lab(monkeypatch, tmp_path):
 
     def fake_boot(spec, quiet=False):
         booted.append((spec.mach.cpus, spec.timeout))
+        assert spec.silence == 0
         return state["answer"](spec)
     monkeypatch.setattr(boot, "run", fake_boot)
     return state, booted, tmp_path
