@@ -230,6 +230,18 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_growth(args: argparse.Namespace) -> int:
+    """Two serialwork records side by side; boots nothing."""
+    from bringuplab.report import growth_tables
+    small, large = (record.load(Path(f)) for f in (args.small, args.large))
+    for rec, name in ((small, args.small), (large, args.large)):
+        if rec.kind != "serialwork":
+            raise UsageError(f"growth: {name} is a {rec.kind} record, not "
+                             f"serialwork")
+    print(growth_tables.render(small.results, large.results))
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from bringuplab.report import status
     return status.command(args.records, args.update)
@@ -521,6 +533,12 @@ def _report_commands(
                        "records/, of any kind, as markdown")
     p.add_argument("file", metavar="FILE")
     _json(p)
+    p = sub.add_parser("growth", help="where the serialized work per "
+                       "AP grows: two serialwork records of two machine "
+                       "sizes, per phase and function")
+    p.add_argument("small", metavar="SMALL", help="the smaller machine's "
+                   "serialwork record")
+    p.add_argument("large", metavar="LARGE", help="the larger one's")
     p = sub.add_parser("status", help="the README's Status section from "
                        "the newest check, bench, soak and buildtest "
                        "records of records/ (make status)")
@@ -553,7 +571,8 @@ COMMANDS = {"setup": cmd_setup, "tree": cmd_tree, "export": cmd_export,
             "initramfs": cmd_initramfs,
             "boot": cmd_boot, "matrix": cmd_matrix,
             "checkpatch": cmd_checkpatch, "demo": cmd_demo, "bench": cmd_bench,
-            "render": cmd_render, "status": cmd_status,
+            "render": cmd_render, "growth": cmd_growth,
+            "status": cmd_status,
             "soak": cmd_soak, "states": cmd_states, "compare": cmd_compare,
             "serialwork": cmd_serialwork,
             "check": cmd_check, "judge": cmd_judge}
