@@ -208,3 +208,25 @@ def test_a_run_cut_short_leaves_its_record_marked_incomplete(lab):
     assert len(data["results"]["samples"]) == 3 and not data["ok"]
     assert "**Incomplete**: the run stopped" in render.markdown(
         Record("bench", False, data["results"]))
+
+
+def test_render_of_a_scale_record_writes_its_plot(tmp_path, monkeypatch,
+                                                 capsys):
+    import json
+    from bringuplab import cli
+    from bringuplab.report.record import Record as Rec
+    boots = ladder(OURS, 100.0) + ladder(UP, 150.0)
+    path = tmp_path / "bench-x.json"
+    path.write_text(json.dumps(Rec("bench", True, {
+        "suite": "scale", "samples": [vars(b) for b in boots]}).to_dict()))
+    drawn = []
+    monkeypatch.setattr(st, "plot", lambda samples, png: drawn.append(
+        (len(samples), png)) or png)
+    assert cli.main(["render", str(path)]) == 0
+    assert drawn == [(8, tmp_path / "bench-x-scale.png")]
+    assert "render: plot" in capsys.readouterr().err
+    # other bench records draw nothing
+    path.write_text(json.dumps(Rec("bench", True, {
+        "suite": "rr64", "samples": [vars(b) for b in boots]}).to_dict()))
+    assert cli.main(["render", str(path)]) == 0
+    assert len(drawn) == 1

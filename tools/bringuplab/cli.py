@@ -227,6 +227,14 @@ def cmd_render(args: argparse.Namespace) -> int:
                          indent=1))
     else:
         print(render.markdown(rec))
+    if rec.kind == "bench" and rec.results.get("suite") == "scale":
+        # the plot a run cut short did not get to write
+        from bringuplab.report import scale_tables
+        path = Path(args.file)
+        png = scale_tables.plot(render.samples_of(rec.results),
+                                path.with_name(path.stem + "-scale.png"))
+        progress.say(f"render: plot {png}" if png else
+            "render: no plot (no gnuplot, or no boot with a window)")
     return 0
 
 
