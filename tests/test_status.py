@@ -88,6 +88,24 @@ def test_a_bench_record_counts_its_boots(tmp_path):
     assert row[:4] == ["`make bench`", "fail", "2", "1"]
 
 
+def test_a_scale_or_cut_short_bench_does_not_stand_for_the_series(
+        tmp_path):
+    data = json.loads(KEPT.read_text())
+
+    def bench(name: str, **results) -> None:
+        data.update(kind="bench", ok=True, results=dict(
+            {"command": "make bench", "samples": []}, **results))
+        (tmp_path / name).write_text(json.dumps(data))
+    bench("bench-20261201T000000Z.json", suite="targets")
+    bench("bench-20261202T000000Z.json", suite="scale")
+    bench("bench-20261203T000000Z.json", suite="targets", complete=False)
+    assert [p.name for p in status.newest(tmp_path)] == [
+        "bench-20261201T000000Z.json"]
+    bench("bench-20261204T000000Z.json", suite="quick", complete=True)
+    assert [p.name for p in status.newest(tmp_path)] == [
+        "bench-20261204T000000Z.json"]
+
+
 def test_the_section_between_the_markers_is_replaced():
     text = ("# T\n\n## Status\n\n" + status.STATUS_BEGIN + "\nold, typed\n"
             + status.STATUS_END + "\n\n## Next\n")

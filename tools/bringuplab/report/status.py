@@ -107,11 +107,32 @@ def target_lines(path: Path) -> List[str]:
         for machine, ratio, median, limit, _, verdict in rows]
 
 
+# Bench suites with a question of their own, not the series' targets
+OWN_QUESTION = ("scale",)
+
+
+def status_worthy(path: Path) -> bool:
+    """Whether a record can stand for its kind: a bench record of the
+    series' targets, which a bench run cut short (`complete` false) or a
+    suite of OWN_QUESTION is not. (A buildtest cut off says so in its
+    row.)"""
+    if not path.name.startswith("bench-"):
+        return True
+    try:
+        results = record.load(path).results
+    except UsageError:
+        return True         # row_of says what is wrong with it
+    return results.get("complete") is not False and \
+        results.get("suite") not in OWN_QUESTION
+
+
 def newest(folder: Path = RECORDS) -> List[Path]:
-    """The newest record of each kind in `folder` (names sort by time)."""
+    """The newest record of each kind in `folder` (names sort by time)
+    that can stand for it (status_worthy)."""
     out = []
     for kind in KINDS:
-        found = sorted(folder.glob(f"{kind}-*.json"))
+        found = [p for p in sorted(folder.glob(f"{kind}-*.json"))
+                 if status_worthy(p)]
         if found:
             out.append(found[-1])
     return out
