@@ -133,8 +133,9 @@ class Ladder:
     limit_s: float
 
 
-def stops_at(suite: str, cpus: int, verdict: str) -> bool:
-    """Whether a boot ends its suite's ladder at its size."""
+def stops_at(suite: str, verdict: str) -> bool:
+    """Whether a boot with this verdict ends its suite's ladder at its
+    size."""
     return suite in SUITE_TIMEOUT_S and verdict == judge.HANG
 
 
@@ -188,15 +189,13 @@ def run_suite(suite: str, reps: int,
                 steps.done(f"{setup.name} {var.name} rep {rep}: "
                            f"{res.verdict}, {res.host_wall_ms or '-'} ms "
                            f"by the host, log {res.log}")
-                if stops_at(suite, setup.cpus, res.verdict):
+                if stops_at(suite, res.verdict):
                     ladder = Ladder(setup.cpus, var.name, rep, res.log,
                                     SUITE_TIMEOUT_S[suite])
-                    # this size's and the larger sizes' boots still to come
-                    steps.total = steps.count + sum(
-                        len(variants) for later in range(rep, reps + 1)
-                        for size in SUITES[suite]
-                        if size.cpus < ladder.cpus
-                        and (later > rep or size.cpus > setup.cpus))
+                    # what is left: the later reps' smaller sizes
+                    steps.total = steps.count + (reps - rep) * len(
+                        variants) * sum(size.cpus < ladder.cpus
+                                        for size in SUITES[suite])
                     say(f"bench: {setup.name} did not boot within "
                         f"{SUITE_TIMEOUT_S[suite] / 60:.0f} min; the ladder "
                         f"stops below {setup.cpus} vCPUs")
