@@ -234,7 +234,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         png = scale_tables.plot(render.samples_of(rec.results),
                                 path.with_name(path.stem + "-scale.png"))
         progress.say(f"render: plot {png}" if png else
-            "render: no plot (no gnuplot, or no boot with a window)")
+                     "render: no plot (no gnuplot, or no boot with a "
+                     "window)")
     return 0
 
 
