@@ -59,9 +59,19 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             Variant("ours+calibration+workqueue-serial",
                     "ours+calibration+workqueue", "cpuhp.parallel=0",
                     experiment=True),
+            # v3 as sent and the series that cuts the per-AP work which
+            # grows with the number of CPUs (patches/scaling/)
+            Variant("ours+calibration+workqueue+scaling-parallel",
+                    "ours+calibration+workqueue+scaling", "",
+                    experiment=True),
+            Variant("ours+calibration+workqueue+scaling-serial",
+                    "ours+calibration+workqueue+scaling",
+                    "cpuhp.parallel=0", experiment=True),
             Variant("base+calibration-serial", "base+calibration", "",
                     experiment=True),
             Variant("base+workqueue-serial", "base+workqueue", "",
+                    experiment=True),
+            Variant("base+scaling-serial", "base+scaling", "",
                     experiment=True)]
 
 
