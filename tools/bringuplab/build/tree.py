@@ -61,20 +61,22 @@ def combination(which: str, patches: Path = PATCHES) -> List[Path]:
     return files
 
 
-def series_at(rev: str, repo: Path = ROOT) -> List[Path]:
+def series_at(rev: str, repo: Path = ROOT, extra: str = "") -> List[Path]:
     """The series as patches/ held it at `rev` of this repository (a tag
-    such as series-v1), written out under build/series-REV/."""
-    dest = BUILD / f"series-{rev}"
+    such as series-v1), written out under build/series-REV/; with
+    `extra`, the split-out series patches/EXTRA/ instead."""
+    where = f"patches/{extra}" if extra else "patches"
+    dest = BUILD / f"series-{rev}" / extra if extra else BUILD / f"series-{rev}"
     names = output(["git", "-C", str(repo), "ls-tree", "--name-only",
-                    f"{rev}:patches"]).split()
+                    f"{rev}:{where}"]).split()
     names = [n for n in names if re.fullmatch(r"\d{4}-.*\.patch", n)
              and not n.startswith("0000-")]
     if not names:
-        raise InfraError(f"no series in patches/ at {rev}")
+        raise InfraError(f"no series in {where}/ at {rev}")
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     for name in names:
-        text = output(["git", "-C", str(repo), "show", f"{rev}:patches/{name}"])
+        text = output(["git", "-C", str(repo), "show", f"{rev}:{where}/{name}"])
         (dest / name).write_text(text)
     return [dest / n for n in sorted(names)]
 

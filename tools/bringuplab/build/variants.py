@@ -33,6 +33,10 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
             # The second version of the series (patches/ at V2_REV)
             Variant("v2-parallel", "v2", "", experiment=True),
             Variant("v2-serial", "v2", "cpuhp.parallel=0", experiment=True),
+            # v3 as first sent (patches/ at V3_REV with the calibration
+            # and workqueue series), for what changed since
+            Variant("v3-parallel", "v3", "", experiment=True),
+            Variant("v3-serial", "v3", "cpuhp.parallel=0", experiment=True),
             Variant("v1-nowindow", "v1",
                     "bringup_timing cpuhp.parallel_window=4096"),
             # The same two without any TSC test at bringup (tsc=reliable:

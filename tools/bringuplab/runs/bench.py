@@ -28,6 +28,11 @@ V1_REV = "60696f096114a804271fd981cde8a33dd1073113"
 # the series (before the v3 failure path)
 V2_REV = "de6f83828a5701f0f511a0521d504828cae1af35"
 
+# The commit whose patches/ is the third version of the series as first
+# sent: the main series with the calibration and workqueue series on top
+V3_REV = "31db09133e85a7b61f13f36e0cdbedcf7f6d3f27"
+V3_EXTRAS = ("calibration", "workqueue")
+
 # An experiment on top of the series, booted by the halt-* variants, on
 # the series as it was written for (patches/ at HALT_SERIES_REV, the
 # revision of records/halt-bench-20261203T151613Z.json); the series
@@ -91,7 +96,7 @@ def check_suite(suite: str) -> None:
 
 
 # Earlier versions of the series, by kernel name: patches/ at that commit
-OLD_SERIES = {"v1": V1_REV, "v2": V2_REV}
+OLD_SERIES = {"v1": V1_REV, "v2": V2_REV, "v3": V3_REV}
 
 
 def _build(which: str, config: str = "guest") -> kernel.Kernel:
@@ -114,7 +119,11 @@ def _build(which: str, config: str = "guest") -> kernel.Kernel:
                             tag=f"-{which}")
     if which in OLD_SERIES:
         old_tree = worktree.fresh(BUILD / which / "linux", "base")
-        tree.apply_series(tree.series_at(OLD_SERIES[which]), old_tree)
+        files = tree.series_at(OLD_SERIES[which])
+        if which == "v3":
+            for extra in V3_EXTRAS:
+                files += tree.series_at(V3_REV, extra=extra)
+        tree.apply_series(files, old_tree)
         return kernel.build(config, old_tree,
                             BUILD / which / f"out-{config}", tag=f"-{which}")
     base_tree = worktree.fresh(BUILD / "bench" / "base-linux", "base")
