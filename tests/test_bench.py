@@ -1,7 +1,7 @@
 """The benchmark's summaries, on made-up samples."""
 import subprocess
 
-from bringuplab.build import variants
+from bringuplab.build import tree, variants
 from bringuplab.report import bench_tables, stats
 from bringuplab.runs import bench
 
@@ -193,10 +193,13 @@ def test_every_pair_names_variants_the_bench_boots():
 
 
 def test_the_extras_suite_prices_each_split_out_series():
+    # Every split-out series patches/ holds, on the series and on the base
+    extras = tree.extra_names()
+    assert {"calibration", "workqueue", "scaling"} <= set(extras)
     kernels = {var.kernel for var in variants.pick_variants(None, "extras")}
-    assert kernels == {"ours", "ours+calibration", "ours+workqueue", "base",
-                       "base+calibration", "base+workqueue"}
+    assert kernels == ({"ours", "base"} | {f"ours+{x}" for x in extras}
+                       | {f"base+{x}" for x in extras})
     pairs = {name for name, _, _ in bench_tables.PAIRS}
-    for which in ("calibration", "workqueue"):
+    for which in extras:
         assert f"ours+{which} / ours" in pairs
         assert f"base+{which} / base" in pairs

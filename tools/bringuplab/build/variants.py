@@ -57,6 +57,8 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
                     experiment=True),
             Variant("ours+workqueue-parallel", "ours+workqueue", "",
                     experiment=True),
+            Variant("ours+scaling-parallel", "ours+scaling", "",
+                    experiment=True),
             # v3 as sent: the main series and both split-out series
             Variant("ours+calibration+workqueue-parallel",
                     "ours+calibration+workqueue", "", experiment=True),
@@ -94,8 +96,9 @@ SUITE_VARIANTS: Dict[str, Tuple[str, ...]] = {
               "ours+calibration+workqueue-serial", "upstream-parallel",
               "base-serial"),
     "extras": ("ours-parallel", "ours+calibration-parallel",
-               "ours+workqueue-parallel", "base-serial",
-               "base+calibration-serial", "base+workqueue-serial")}
+               "ours+workqueue-parallel", "ours+scaling-parallel",
+               "base-serial", "base+calibration-serial",
+               "base+workqueue-serial", "base+scaling-serial")}
 
 
 def default_variants(suite: str) -> List[Variant]:

@@ -51,6 +51,8 @@ PAIRS = [("ours par / ours serial", "ours-parallel", "ours-serial"),
          ("base+calibration / base", "base+calibration-serial",
           "base-serial"),
          ("base+workqueue / base", "base+workqueue-serial", "base-serial"),
+         ("ours+scaling / ours", "ours+scaling-parallel", "ours-parallel"),
+         ("base+scaling / base", "base+scaling-serial", "base-serial"),
          # v3 as sent: the main series with both split-out series, the
          # counterpart of upstream 6.12, which has its own CPU 0
          # calibration reuse
