@@ -33,7 +33,7 @@ def test_the_suite_is_round_robin_intel_two_sockets_up_to_1024():
     assert {(s.tcg, s.profile, s.numa) for s in specs} == {
         ("single", "intel", 2)}
     assert all(s.topology.startswith("2x") for s in specs)
-    assert bench.SUITE_CONFIG["scale"] == "scale"
+    assert bench.SUITE_CONFIG["scale"] == "scale-hz100"
     # in the order of variants.VARIANTS
     assert [v.name for v in variants.default_variants("scale")] == [
         UP, "base-serial", OURS, "ours+calibration+workqueue-serial"]
@@ -54,6 +54,13 @@ def test_the_scale_config_is_debians_cpu_limits():
     opts = kconfig.parse(kconfig.fragment_path("scale").read_text())
     assert opts["CONFIG_MAXSMP"] == "y"
     assert int(opts["CONFIG_NR_CPUS"]) >= 1024
+
+
+def test_the_scale_suite_ticks_at_100_hz_with_the_same_cpu_limits():
+    flav = kconfig.flavour(bench.SUITE_CONFIG["scale"])
+    assert flav.fragments == ("qemu-guest", "scale", "hz100")
+    opts = kconfig.parse(kconfig.fragment_path("hz100").read_text())
+    assert opts["CONFIG_HZ"] == "100"
 
 
 def test_cost_per_ap_is_the_window_over_the_aps():
