@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bringuplab.build import tree
-from bringuplab.errors import LabError
+from bringuplab.errors import InfraError, LabError
 
 
 def git(path: Path, *args: str) -> str:
@@ -160,3 +160,20 @@ def test_a_split_out_series_applies_on_base_and_on_the_series(repo):
         tree.apply_series(tree.combination(which, patches), work)
     with pytest.raises(LabError, match="series does not apply"):
         tree.apply_series(tree.combination("base+dep", patches), work)
+
+
+def test_series_at_reads_the_main_or_a_split_out_series_of_a_revision(
+        tmp_path, monkeypatch):
+    from bringuplab.runs import bench
+    monkeypatch.setattr(tree, "BUILD", tmp_path)
+    main = tree.series_at(bench.V3_REV)
+    calibration = tree.series_at(bench.V3_REV, extra="calibration")
+    # v3 as first sent: 14 patches, and 2 in its calibration series
+    assert len(main) == 14 and len(calibration) == 2
+    assert all(p.parent == tmp_path / f"series-{bench.V3_REV}" for p in main)
+    assert all(p.name.startswith(("0001-", "0002-")) and "tsc" in p.name
+               for p in calibration)
+    # reading the split-out series leaves the main series' files alone
+    assert all(p.is_file() for p in main)
+    with pytest.raises(InfraError, match="patches/nosuch"):
+        tree.series_at(bench.V3_REV, extra="nosuch")

@@ -66,7 +66,9 @@ def series_at(rev: str, repo: Path = ROOT, extra: str = "") -> List[Path]:
     such as series-v1), written out under build/series-REV/; with
     `extra`, the split-out series patches/EXTRA/ instead."""
     where = f"patches/{extra}" if extra else "patches"
-    dest = BUILD / f"series-{rev}" / extra if extra else BUILD / f"series-{rev}"
+    dest = BUILD / f"series-{rev}"
+    if extra:
+        dest = dest / extra
     names = output(["git", "-C", str(repo), "ls-tree", "--name-only",
                     f"{rev}:{where}"]).split()
     names = [n for n in names if re.fullmatch(r"\d{4}-.*\.patch", n)

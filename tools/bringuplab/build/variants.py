@@ -59,14 +59,15 @@ VARIANTS = [Variant("ours-parallel", "ours", ""),
                     experiment=True),
             Variant("ours+scaling-parallel", "ours+scaling", "",
                     experiment=True),
-            # v3 as sent: the main series and both split-out series
+            # v3: the main series with the calibration and workqueue
+            # series
             Variant("ours+calibration+workqueue-parallel",
                     "ours+calibration+workqueue", "", experiment=True),
             Variant("ours+calibration+workqueue-serial",
                     "ours+calibration+workqueue", "cpuhp.parallel=0",
                     experiment=True),
-            # v3 as sent and the series that cuts the per-AP work which
-            # grows with the number of CPUs (patches/scaling/)
+            # v3 and the series that cuts the per-AP work which grows
+            # with the number of CPUs (patches/scaling/)
             Variant("ours+calibration+workqueue+scaling-parallel",
                     "ours+calibration+workqueue+scaling", "",
                     experiment=True),
