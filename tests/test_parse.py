@@ -348,6 +348,26 @@ def test_the_same_livelock_in_the_bringup_when_booted_alone():
     assert all(re.search(r"^IRR\s+236\b", lapic, re.M) for lapic in ticking)
 
 
+def test_the_periodic_tick_livelock_at_512_vcpus_at_100_hz():
+    """The scale suite's 512-vCPU machine (2x128x2, one host thread) at
+    100 Hz, 2026-12-07: the parallel bringup brought all 512 CPUs up,
+    then the boot went silent in the ACPI init; the monitor dump taken
+    when QEMU was killed at 1500 s has the local timer pending on all
+    512, each local APIC timer periodic: the livelock at 170 vCPUs and
+    250 Hz, moved up by the lower tick rate, not gone."""
+    name = "scale-hz100-512-periodic-tick-livelock-20261207-055222-6990"
+    records = LOGS.parent.parent / "records" / "logs"
+    facts = parse.parse((records / f"{name}.log").read_text())
+    assert facts.cpus_brought_up == 512 and not facts.done
+    assert facts.post_bringup_ms is None
+    dump = gzip.decompress(
+        (records / f"{name}.monitor.gz").read_bytes()).decode()
+    lapics = dump.split("dumping local APIC state for CPU ")[1:]
+    assert len(lapics) == 512
+    assert all(re.search(r"^IRR\s+236\b", lapic, re.M) for lapic in lapics)
+    assert all(re.search(r"^LVTT.*periodic", lapic, re.M) for lapic in lapics)
+
+
 def test_excerpt_starts_at_the_first_splat():
     text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
     out = parse.excerpt(text, after=10, before=2).splitlines()
