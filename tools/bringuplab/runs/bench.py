@@ -5,7 +5,7 @@ machine hits every kernel and mode alike; results are medians.
 """
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from bringuplab.build import kernel, tree, upstream, worktree
 from bringuplab.guest import boot, initramfs
@@ -31,7 +31,6 @@ V2_REV = "de6f83828a5701f0f511a0521d504828cae1af35"
 # The commit whose patches/ is the third version of the series as first
 # sent: the main series with the calibration and workqueue series on top
 V3_REV = "31db09133e85a7b61f13f36e0cdbedcf7f6d3f27"
-V3_EXTRAS = ("calibration", "workqueue")
 
 # An experiment on top of the series, booted by the halt-* variants, on
 # the series as it was written for (patches/ at HALT_SERIES_REV, the
@@ -98,8 +97,11 @@ def check_suite(suite: str) -> None:
                          f"{', '.join(SUITES)})")
 
 
-# Earlier versions of the series, by kernel name: patches/ at that commit
-OLD_SERIES = {"v1": V1_REV, "v2": V2_REV, "v3": V3_REV}
+# Earlier versions of the series, by kernel name: the main series of
+# patches/ at that commit and the split-out series it was sent with
+OLD_SERIES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+    "v1": (V1_REV, ()), "v2": (V2_REV, ()),
+    "v3": (V3_REV, ("calibration", "workqueue"))}
 
 
 def _build(which: str, config: str = "guest") -> kernel.Kernel:
@@ -122,10 +124,10 @@ def _build(which: str, config: str = "guest") -> kernel.Kernel:
                             tag=f"-{which}")
     if which in OLD_SERIES:
         old_tree = worktree.fresh(BUILD / which / "linux", "base")
-        files = tree.series_at(OLD_SERIES[which])
-        if which == "v3":
-            for extra in V3_EXTRAS:
-                files += tree.series_at(V3_REV, extra=extra)
+        rev, extras = OLD_SERIES[which]
+        files = tree.series_at(rev)
+        for extra in extras:
+            files += tree.series_at(rev, extra=extra)
         tree.apply_series(files, old_tree)
         return kernel.build(config, old_tree,
                             BUILD / which / f"out-{config}", tag=f"-{which}")
