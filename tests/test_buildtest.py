@@ -350,8 +350,8 @@ def test_target_list():
     assert [by[n].cross for n in ("arm64", "riscv64", "ppc64le")] == [
         "aarch64-linux-gnu-", "riscv64-linux-gnu-", "powerpc64le-linux-gnu-"]
     assert by["ppc64le"].arch == "powerpc" and by["riscv64"].arch == "riscv"
-    assert by["arm64"].goals == ("kernel/cpu.o", "kernel/smpboot.o",
-                                 "kernel/workqueue.o")
+    assert by["arm64"].goals == (buildtest.TOUCHED, "kernel/cpu.o",
+                                 "kernel/smpboot.o", "kernel/workqueue.o")
     assert by["arm64"].full_goals == ("vmlinux",)
     assert by["i386-smp"].arch == "i386" and not by["i386-smp"].cross
     assert ("SMP", "y") in by["i386-smp"].recipe.options
@@ -538,7 +538,8 @@ def test_cross_target_series_then_base_from_the_series_config(sides):
                in a for a in argvs)
     assert all(cwd == series.tree for _, cwd, _ in run.calls)
     assert run.calls[2][2]["LC_ALL"] == "C"
-    assert got.returncode == 0 and got.goals == list(arm64.goals)
+    assert got.returncode == 0 and got.goals == [
+        "kernel/cpu.o", "kernel/smpboot.o", "kernel/workqueue.o"]
     assert "kernel/cpu.o" in Path(got.log).read_text()
     (series.out(arm64) / ".config").write_text("CONFIG_SMP=y\nCONFIG_X=y\n")
     run = FakeRunner()
@@ -547,6 +548,37 @@ def test_cross_target_series_then_base_from_the_series_config(sides):
     assert [argv[-1] for argv, _, _ in run.calls] == [
         "olddefconfig", "kernel/workqueue.o"]
     assert "CONFIG_X=y" in (base.out(arm64) / ".config").read_text()
+
+
+def test_cross_target_builds_the_generic_files_the_series_touches(sides):
+    # the split-out series touch mm/ and kernel/ files that every
+    # architecture builds; x86 files are not built for arm64, and an
+    # object named twice is built once
+    touched = ["kernel/newfile.c", "kernel/cpu.c", "arch/x86/xen/smp_pv.c"]
+    got = buildtest.build_side(target("arm64"), sides[1], 2, False, touched,
+                               run=FakeRunner())
+    assert got.goals == ["kernel/cpu.o", "kernel/newfile.o",
+                         "kernel/smpboot.o", "kernel/workqueue.o"]
+    assert got.skipped == []
+
+
+def test_series_side_carries_every_split_out_series(monkeypatch, tmp_path):
+    monkeypatch.setattr(buildtest.treemod, "extra_names",
+                        lambda: ["calibration", "scaling"])
+    assert buildtest.series_built() == "ours+calibration+scaling"
+    applied = []
+    monkeypatch.setattr(buildtest.treemod, "is_tree", lambda: True)
+    monkeypatch.setattr(buildtest.worktree, "fresh",
+                        lambda where, rev: where)
+    monkeypatch.setattr(buildtest.treemod, "combination",
+                        lambda which: [Path(f"{which}.patch")])
+    monkeypatch.setattr(buildtest.treemod, "apply_series",
+                        lambda patches, tree: applied.append(
+                            (patches, tree.parent.name)))
+    base, series = buildtest.prepare_trees()
+    assert (base.name, series.name) == ("base", "series")
+    assert applied == [([Path("ours+calibration+scaling.patch")],
+                        "series")]
 
 
 def test_full_builds_vmlinux(sides):

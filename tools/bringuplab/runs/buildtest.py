@@ -1,5 +1,7 @@
 """`bringup buildtest`: base and series built side by side for many
-targets, as the kernel test robot would.
+targets, as the kernel test robot would. The series side is the main
+series with every split-out series of patches/ on top (what a
+distribution would carry), so their code is built for every target too.
 
 A target fails on a build error in either tree, and on any warning of
 the series build that the base build of the same target does not have
@@ -87,8 +89,11 @@ class Target:
 
 
 def _cross(name: str, arch: str, prefix: str, defconfig: str) -> Target:
+    # the generic objects every architecture builds from the series
+    # (kernel/, mm/: TOUCHED drops other architectures' files), and the
+    # hotplug ones its headers reach
     return Target(name, arch, prefix, Recipe("defconfig", defconfig),
-                  GENERIC_OBJECTS, full_goals=("vmlinux",),
+                  (TOUCHED, *GENERIC_OBJECTS), full_goals=("vmlinux",),
                   needs=(f"cross-{name}",))
 
 
@@ -324,7 +329,7 @@ def goals_of(target: Target, full: bool, touched: Sequence[str],
                 return path.read_text(errors="replace")
         return None
     goals, skipped = [], []
-    for goal in wanted:
+    for goal in dict.fromkeys(wanted):
         if goal.endswith(".o") and (
                 not (tree / (goal[:-2] + ".c")).is_file()
                 or not object_enabled(goal, read, config)):
@@ -441,15 +446,21 @@ def compare_target(target: Target, sides: Tuple[Side, Side], jobs: int,
                   {side: len(found) for side, found in diags.items()})
 
 
+def series_built() -> str:
+    """The combination the series side builds: the main series and every
+    split-out series on top, in name order (tree.combination())."""
+    return "+".join(["ours", *treemod.extra_names()])
+
+
 def prepare_trees() -> Tuple[Side, Side]:
     """build/buildtest/base/linux at `base`, .../series/linux at base +
-    patches/ (scratch worktrees of build/linux, made from BASE if it is
-    missing)."""
+    patches/ + every split-out series (scratch worktrees of build/linux,
+    made from BASE if it is missing)."""
     if not treemod.is_tree():
         treemod.create()
     base = worktree.fresh(BT / "base" / "linux", "base")
     series = worktree.fresh(BT / "series" / "linux", "base")
-    treemod.apply_series(treemod.series_files(), series)
+    treemod.apply_series(treemod.combination(series_built()), series)
     return Side("base", base), Side("series", series)
 
 
@@ -487,7 +498,10 @@ def environment(chosen: Sequence[Target],
                   "base": _first_line([*git, "base^{commit}"], TREE),
                   "series_head": _first_line([*git, "HEAD"],
                                              sides[1].tree),
-                  "patches": len(treemod.series_files())},
+                  "patches": len(treemod.series_files()),
+                  "series": series_built(),
+                  "series_patches": len(treemod.combination(
+                      series_built()))},
         "tools": tools}
 
 
