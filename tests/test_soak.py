@@ -129,3 +129,51 @@ def test_a_soak_cut_off_keeps_its_boots_and_resume_boots_the_rest(
         soak.resumed(other, other.results["command"], "1" * 40)
     with pytest.raises(UsageError, match="not a soak's"):
         soak.resumed(record.Record("bench", True, {}), "make soak", "1")
+
+
+def test_the_draw_reaches_256_vcpus_and_no_further():
+    entries = soak.random_entries(3000, 7)
+    sizes = {e.machine.cpus for e in entries}
+    assert max(sizes) == 256 and 192 in sizes and 512 not in sizes
+    # rare: about one boot in 70
+    large = [e for e in entries if e.machine.cpus > soak.TICK_LIMIT]
+    assert 0 < len(large) < len(entries) / 35
+
+
+def test_machines_above_the_tick_limit_are_intel_x2apic_round_robin():
+    large = [e for e in soak.random_entries(3000, 7)
+             if e.machine.cpus > soak.TICK_LIMIT]
+    assert {(e.machine.profile, e.machine.x2apic, e.machine.tcg)
+            for e in large} == {("intel", True, "single")}
+    assert {e.parallel for e in large} == {True, False}
+    small = [e for e in soak.random_entries(300, 7)
+             if e.machine.cpus <= soak.TICK_LIMIT]
+    assert {e.machine.profile for e in small} == {"intel", "amd"}
+
+
+def test_each_boot_gets_its_flavour_of_kernel(monkeypatch, tmp_path):
+    from pathlib import Path
+    from bringuplab.build import kernel
+    big = matrix.Entry("m1-intel-256", MachineSpec(256, "2x64x2", 2,
+                                                   "intel", True))
+    small = matrix.Entry("m2-intel-8", MachineSpec(8, "1x4x2"))
+    assert [soak.flavour_of("matrix", e) for e in (big, small)] == [
+        soak.LARGE_FLAVOUR, "guest"]
+    assert soak.flavour_of("faults", small) == "debug"
+    assert soak.flavour_of("debug", matrix.Entry(
+        "kasan-16-single", MachineSpec(16))) == "kasan"
+    booted = []
+
+    def run_entries(todo, kern, _initrd, _modes, _jobs, _done):
+        booted.append(([e.name for e in todo], kern.flavour))
+        return [matrix.Row(e, None) for e in todo]
+    monkeypatch.setattr(matrix, "run_entries", run_entries)
+    monkeypatch.setattr(kernel, "build", lambda flavour: kernel.Kernel(
+        tmp_path, tmp_path, flavour))
+    guest = kernel.Kernel(Path("guest"), tmp_path, "guest")
+    kernels = soak.Kernels(guest, tmp_path, tmp_path, True, 2)
+    kernels.boot("matrix", [big, small], lambda row: None)
+    assert booted == [(["m1-intel-256"], "hz100"), (["m2-intel-8"], "guest")]
+    booted.clear()
+    kernels.boot("cmdline", [small], lambda row: None)
+    assert booted == [(["m2-intel-8"], "guest")]
