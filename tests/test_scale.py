@@ -36,7 +36,7 @@ def test_the_suite_is_round_robin_intel_two_sockets_up_to_1024():
     assert bench.SUITE_CONFIG["scale"] == "scale-hz100"
     # in the order of variants.VARIANTS
     assert [v.name for v in variants.default_variants("scale")] == [
-        UP, "base-serial", OURS, "ours+calibration+workqueue-serial"]
+        UP, "base-serial", OURS, "ours+calibration+workqueue+scaling-serial"]
 
 
 def test_machines_above_255_apic_ids_get_x2apic_and_need_nr_cpus():
@@ -98,6 +98,19 @@ def test_upstream_target_per_size_from_per_rep_ratios():
     assert rows["32 vCPUs: ours par / upstream par"][1:] == [
         "0.80", "0.80", "met"]
     assert rows["128 vCPUs: ours par / upstream par"][-1] == "missed"
+
+
+def test_claims_judge_the_newest_v3_a_record_holds():
+    old = st.OURS_CHOICES[1]
+    # an older record: v3 without the scaling series is what it judges
+    boots = ladder(old, 70.0, sizes=(32, 64)) + ladder(UP, 100.0,
+                                                       sizes=(32, 64))
+    assert st.ours_variant(boots) == old
+    assert st.target_rows(boots)[0][1] == "1.00"
+    # both held: the one with the scaling series, not the other
+    boots += ladder(OURS, 90.0, exponent=1.0, sizes=(32, 64))
+    assert st.ours_variant(boots) == OURS
+    assert st.target_rows(boots)[0][1] == "2.00"
 
 
 def test_the_table_shows_growth_from_the_smallest_size():

@@ -18,8 +18,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from bringuplab.report import columns, stats
 from bringuplab.report.samples import Sample
 
-# v3 as sent: the main series and both split-out series
-OURS = "ours+calibration+workqueue-parallel"
+# v3 with every split-out series (what the suite boots now), else v3
+# without the scaling series (what older records of the suite hold):
+# the first of these a record has is the "ours" its claims judge
+OURS_CHOICES = ("ours+calibration+workqueue+scaling-parallel",
+                "ours+calibration+workqueue-parallel")
+OURS = OURS_CHOICES[0]
 UPSTREAM = "upstream-parallel"
 # The claims of the scale suite: ours parallel's cost per AP at the
 # largest size at most GROWTH_LIMIT x its cost at the smallest, and at
@@ -128,10 +132,18 @@ def slope_table(samples: Sequence[Sample]) -> str:
                          rows)
 
 
+def ours_variant(samples: Sequence[Sample]) -> str:
+    """The variant the claims judge: the first of OURS_CHOICES the
+    samples hold (OURS if none)."""
+    held = {smp.variant for smp in samples}
+    return next((name for name in OURS_CHOICES if name in held), OURS)
+
+
 def target_rows(samples: Sequence[Sample]) -> List[List[str]]:
     """Ours parallel's growth from the smallest to the largest size, and
     its per-rep ratio to upstream parallel at each size."""
-    mine = [p for p in points(samples) if p.variant == OURS and p.cost_us]
+    ours = ours_variant(samples)
+    mine = [p for p in points(samples) if p.variant == ours and p.cost_us]
     rows = []
     if len(mine) >= 2:
         growth = mine[-1].cost_us / mine[0].cost_us   # type: ignore
@@ -139,7 +151,7 @@ def target_rows(samples: Sequence[Sample]) -> List[List[str]]:
                      f"{growth:.2f}", f"{GROWTH_LIMIT:.2f}",
                      "met" if growth <= GROWTH_LIMIT else "missed"])
     for pnt in mine:
-        ratios = stats.rep_ratios(list(samples), pnt.setup, OURS, UPSTREAM)
+        ratios = stats.rep_ratios(list(samples), pnt.setup, ours, UPSTREAM)
         if not ratios:
             continue
         med = statistics.median(ratios)
