@@ -112,6 +112,17 @@ def test_the_records_must_be_two_sizes_small_first():
         gt.check(small, other)
 
 
+def test_the_records_must_hold_kernels_of_one_config():
+    small = real()
+    assert "config" not in small        # an older record: the guest config
+    big = larger(small, 256)
+    big["config"] = "scale-hz100"
+    with pytest.raises(UsageError, match="different configs"):
+        gt.check(small, big)
+    small = dict(small, config="scale-hz100")
+    assert gt.check(small, big) == list(small["variants"])
+
+
 def test_the_cli_refuses_a_record_of_another_kind(tmp_path):
     bench = sorted((ROOT / "records").glob("bench-*.json"))[-1]
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "bringup"),

@@ -270,8 +270,10 @@ def cmd_serialwork(args: argparse.Namespace) -> int:
     from bringuplab.runs import serialwork
     spec = machinespec.from_args(args)
     variants = serialwork.pick(args.variants)
+    kconfig.flavour(args.config)
     packages.ensure(["kernel", "boot", "initramfs", "plugin"])
-    return show(serialwork.run(spec, args.reps, variants), args.json)
+    return show(serialwork.run(spec, args.reps, variants, args.config),
+                args.json)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -484,6 +486,10 @@ def _measure_commands(
     p.add_argument("--variants", metavar="A,B", help="comma list of bench "
                    "variants (default: base-serial, upstream-parallel, "
                    "v1-parallel, v2-parallel, ours-parallel)")
+    p.add_argument("--config", default="guest", metavar="FLAVOUR",
+                   help="build every kernel with this config flavour, the "
+                   "same on each machine size that `growth` compares "
+                   "(e.g. scale-hz100; default: %(default)s)")
     _reps(p, 3)
     _json(p)
     p = sub.add_parser("states", help="the bringup split by hotplug "

@@ -70,6 +70,12 @@ def check(small: dict, large: dict) -> List[str]:
         raise UsageError(f"growth: the first record must be the smaller "
                          f"machine ({_cpus(small)} vCPUs, then "
                          f"{_cpus(large)})")
+    configs = [rec.get("config", "guest") for rec in (small, large)]
+    if configs[0] != configs[1]:
+        raise UsageError(f"growth: the records' kernels were built with "
+                         f"different configs ({configs[0]}, then "
+                         f"{configs[1]}): run both sizes with the same "
+                         f"`serialwork --config`")
     both = [v for v in small.get("variants", [])
             if v in large.get("variants", [])]
     if not both:

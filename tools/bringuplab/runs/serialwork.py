@@ -509,18 +509,19 @@ def pick(names: Optional[str]) -> List[variants.Variant]:
     return [known[n] for n in dict.fromkeys(wanted)]
 
 
-def kernel_of(which: str) -> kernel.Kernel:
-    """The kernel a variant names: built by bench._build, but for ours,
-    which is the guest kernel as it is in build/out-guest (not rebuilt:
-    the series may be changing under build/linux)."""
-    if which == "ours":
+def kernel_of(which: str, config: str = "guest") -> kernel.Kernel:
+    """The kernel a variant names, built with flavour `config` by
+    bench._build; but ours with the guest config is the kernel as it is
+    in build/out-guest (not rebuilt: the series may be changing under
+    build/linux)."""
+    if which == "ours" and config == "guest":
         kern = kernel.given(None)
         if not kern.image.is_file():
             raise InfraError(f"no kernel at {kern.image}: run `bringup "
                              "kernel`")
         record.BUILT["guest"] = kern.config
         return kern
-    return bench._build(which)
+    return bench._build(which, config)
 
 
 def boot_one(var: variants.Variant, kern: kernel.Kernel, spec: MachineSpec,
@@ -547,24 +548,25 @@ def boot_one(var: variants.Variant, kern: kernel.Kernel, spec: MachineSpec,
     return sample
 
 
-def command(spec: MachineSpec, reps: int, variants: List[variants.Variant]
-            ) -> str:
+def command(spec: MachineSpec, reps: int, variants: List[variants.Variant],
+            config: str = "guest") -> str:
     opts = spec.options(SERVER)
     names = [v.name for v in variants]
     return ("tools/bringup serialwork"
             + (f" --reps {reps}" if reps != 3 else "")
+            + (f" --config {config}" if config != "guest" else "")
             + ("" if tuple(names) == DEFAULT_VARIANTS
                else " --variants " + ",".join(names))
             + "".join(f" {o}" for o in opts))
 
 
-def run(spec: MachineSpec, reps: int, variants: List[variants.Variant]
-        ) -> record.Record:
-    """Boot each variant `reps` times, interleaved; the record, saved in
-    results/."""
+def run(spec: MachineSpec, reps: int, variants: List[variants.Variant],
+        config: str = "guest") -> record.Record:
+    """Boot each variant `reps` times, interleaved, every kernel built
+    with config flavour `config`; the record, saved in results/."""
     started = record.now()
     so = build_plugin()
-    kernels = {which: kernel_of(which)
+    kernels = {which: kernel_of(which, config)
                for which in dict.fromkeys(v.kernel for v in variants)}
     initrd = initramfs.build()
     samples = []
@@ -582,7 +584,8 @@ def run(spec: MachineSpec, reps: int, variants: List[variants.Variant]
     ok = all(s["verdict"] == "pass" and "phases" in s
              and not s.get("problems") for s in samples)
     results = {"machine": spec.name, "cpus": spec.cpus, "reps": reps,
-               "command": command(spec, reps, variants),
+               "config": config,
+               "command": command(spec, reps, variants, config),
                "variants": [v.name for v in variants],
                "kernels": {v.name: str(kernels[v.kernel].image)
                            for v in variants},
