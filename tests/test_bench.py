@@ -120,14 +120,6 @@ def test_command_names_a_subset_of_variants():
         "--variants ours-parallel,ours-serial")
 
 
-def test_a_subset_run_gets_files_of_its_own():
-    assert bench.result_stem("quick") == "quick"
-    assert bench.result_stem("quick", variants.pick_variants(None)) == "quick"
-    subset = variants.pick_variants("ours-serial,ours-parallel")
-    assert bench.result_stem("rr64", subset) == (
-        "rr64+ours-parallel+ours-serial")
-
-
 V3 = "ours+calibration+workqueue-parallel"
 
 

@@ -233,16 +233,6 @@ def command(suite: str, reps: int,
                if subset else ""))
 
 
-def result_stem(suite: str, variants: Optional[List[Variant]] = None
-                ) -> str:
-    """The name of a run's files in bench/: the suite's own for every
-    variant, the suite and the variants' names for a subset, so that a
-    subset run does not replace the record of the last full one."""
-    if variants is None or variants == default_variants(suite):
-        return suite
-    return "+".join([suite] + [var.name for var in variants])
-
-
 def results(suite: str, reps: int, variants: Optional[List[Variant]],
             samples: List[Sample], ladder: Optional[Ladder] = None,
             complete: bool = True) -> dict:
@@ -302,8 +292,7 @@ def run(suite: str = "quick", reps: int = 3,
         # beside the bringup-ms plot, not over it
         png = scale_tables.plot(
             samples, path.with_name(path.stem + "-scale.png")) or png
-    stem = result_stem(suite, variants)
     say(f"bench: record {path}" + (f", plot {png}" if png else "")
-        + f"; to keep it: cp {path} bench/{stem}.json && tools/bringup "
-        f"render bench/{stem}.json > bench/{stem}.md")
+        + f"; to keep it: cp {path} records/ && tools/bringup render "
+        f"records/{path.name}")
     return rec
