@@ -404,6 +404,27 @@ def test_a_serial_256_vcpu_boot_at_100_hz_ticks_past_its_limit():
                    for lapic in lapics)
 
 
+def test_a_256_vcpu_serialwork_boot_ticks_in_its_bringup():
+    """A serialwork boot (the TCG plugin counting every block) of v3 at
+    256 vCPUs, scale-hz100 kernel, 2026-12-07, beside a kernel build:
+    silent for 300 s in the second pass of the bringup (the SMT
+    siblings of node 0 up, no "Brought up" line), every local APIC
+    timer but nine periodic and the timer pending on 235 of 256 CPUs:
+    the periodic-tick regime, in the bringup itself."""
+    records = LOGS.parent.parent / "records" / "logs"
+    name = ("serialwork-scale-hz100-256-periodic-tick-in-bringup-"
+            "20261207-183537-20332")
+    facts = parse.parse((records / f"{name}.log").read_text())
+    assert facts.cpus_brought_up is None and not facts.done
+    assert facts.killed.startswith("silent for 300 s")
+    lapics = _lapics(records, name)
+    pending = [lapic for lapic in lapics
+               if re.search(r"^IRR\s+236\b", lapic, re.M)]
+    periodic = [lapic for lapic in lapics
+                if re.search(r"^LVTT.*periodic", lapic, re.M)]
+    assert (len(lapics), len(pending), len(periodic)) == (256, 235, 247)
+
+
 def test_excerpt_starts_at_the_first_splat():
     text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
     out = parse.excerpt(text, after=10, before=2).splitlines()
