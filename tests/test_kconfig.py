@@ -49,6 +49,14 @@ def test_kasan_flavour_swaps_slob_for_slub_which_kasan_needs():
     assert opts["CONFIG_SLOB"] == "n"
 
 
+def test_the_scale_kernels_allocate_with_slub_as_6_12_and_debian_do():
+    # the scale suite sets 6.1 kernels against 6.12, which has no SLOB
+    for name in ("scale", "scale-hz100"):
+        opts = kconfig.expected(kconfig.flavour(name))
+        assert opts["CONFIG_SLUB"] == "y" and opts["CONFIG_SLOB"] == "n"
+        assert opts["CONFIG_NR_CPUS"] == "8192"
+
+
 def test_a_debian_based_flavour_starts_from_debians_config(monkeypatch,
                                                            tmp_path):
     calls = []
