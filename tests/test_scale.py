@@ -183,13 +183,13 @@ def test_scale_boots_get_20_minutes_and_a_hang_ends_the_ladder(lab,
         "hang" if spec.mach.cpus == 256 else "pass")
     rec = bench.run("scale", 2, variants.pick_variants(TWO, "scale"))
     sizes = [cpus for cpus, _ in booted]
-    # rep 1 up to the first hang at 256 (its other kernel not booted),
+    # rep 1 up to the first hang at 256 and that size's other kernel,
     # rep 2 below it
-    assert sizes == [32, 32, 64, 64, 128, 128, 256, 32, 32, 64, 64,
+    assert sizes == [32, 32, 64, 64, 128, 128, 256, 256, 32, 32, 64, 64,
                      128, 128]
     assert {timeout for _, timeout in booted} == {1200.0}
     # the progress count ends where the boots do
-    assert "[13/13] bench: " in capsys.readouterr().err
+    assert "[14/14] bench: " in capsys.readouterr().err
     assert rec.results["ladder_stop"]["cpus"] == 256
     assert rec.results["complete"] is True
     assert rec.ok          # the sizes below the stop all passed

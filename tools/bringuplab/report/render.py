@@ -130,7 +130,7 @@ def _cut_short(results: dict, boots: int) -> str:
         text += (f"**The ladder stops at {stop['cpus']} vCPUs**: "
                  f"{stop['variant']} (rep {stop['rep']}) did not boot "
                  f"within {stop['limit_s'] / 60:.0f} min (log "
-                 f"`{stop['log']}`); no size from there up booted after "
+                 f"`{stop['log']}`); no larger size booted after "
                  f"it, and the verdict is that of the smaller sizes.\n\n")
     return text
 

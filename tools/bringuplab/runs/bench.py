@@ -178,7 +178,7 @@ def run_suite(suite: str, reps: int,
             if ladder and setup.cpus >= ladder.cpus:
                 continue
             mach = setup.make(nr_cpus)
-            for var in variants:
+            for idx, var in enumerate(variants):
                 spec = boot.BootSpec(mach, kernels[var.kernel].image, initrd,
                                      var.append, ["cpus"],
                                      label=f"bench-{var.name}-{setup.cpus}",
@@ -203,20 +203,23 @@ def run_suite(suite: str, reps: int,
                 steps.done(f"{setup.name} {var.name} rep {rep}: "
                            f"{res.verdict}, {res.host_wall_ms or '-'} ms "
                            f"by the host, log {res.log}")
-                if stops_at(suite, res.verdict):
+                if stops_at(suite, res.verdict) and not ladder:
+                    # The other kernels still boot this size, once: which
+                    # of them boot it is the finding; no larger size boots
                     ladder = Ladder(setup.cpus, var.name, rep, res.log,
                                     SUITE_TIMEOUT_S[suite])
-                    # what is left: the later reps' smaller sizes
-                    steps.total = steps.count + (reps - rep) * len(
+                    # what is left: this size's other kernels, then the
+                    # later reps' smaller sizes
+                    left = len(variants) - idx - 1
+                    steps.total = steps.count + left + (reps - rep) * len(
                         variants) * sum(size.cpus < ladder.cpus
                                         for size in SUITES[suite])
                     say(f"bench: {setup.name} did not boot within "
                         f"{SUITE_TIMEOUT_S[suite] / 60:.0f} min; the ladder "
-                        f"stops below {setup.cpus} vCPUs")
+                        f"stops at {setup.cpus} vCPUs, after this size's "
+                        f"other kernels")
                 if keep:
                     keep(samples, ladder)
-                if ladder and setup.cpus >= ladder.cpus:
-                    break
     return samples
 
 
