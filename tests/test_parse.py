@@ -374,6 +374,17 @@ def _lapics(records, name):
     return dump.split("dumping local APIC state for CPU ")[1:]
 
 
+def _ticks(records, name):
+    """(local APICs, timer vector first pending, timer periodic) in the
+    monitor dump of a kept boot."""
+    lapics = _lapics(records, name)
+    pending = sum(bool(re.search(r"^IRR\s+236\b", lapic, re.M))
+                  for lapic in lapics)
+    periodic = sum(bool(re.search(r"^LVTT.*periodic", lapic, re.M))
+                   for lapic in lapics)
+    return len(lapics), pending, periodic
+
+
 def test_a_serial_256_vcpu_boot_at_100_hz_ticks_past_its_limit():
     """The scale suite's ours-serial boot at 256 vCPUs (2x64x2, one host
     thread, 100 Hz), 2026-12-07, twice. Booted alone: all 256 up, then
@@ -388,11 +399,7 @@ def test_a_serial_256_vcpu_boot_at_100_hz_ticks_past_its_limit():
     facts = parse.parse((records / f"{alone}.log").read_text())
     assert facts.cpus_brought_up == 256 and not facts.done
     assert facts.post_bringup_ms is None
-    lapics = _lapics(records, alone)
-    pending = [lapic for lapic in lapics
-               if re.search(r"^IRR\s+236\b", lapic, re.M)]
-    assert len(lapics) == 256 and len(pending) == 236
-    assert all(re.search(r"^LVTT.*periodic", lapic, re.M) for lapic in lapics)
+    assert _ticks(records, alone) == (256, 236, 256)
     beside = ("scale-hz100-ours-serial-256-deadline-beside-buildtest-"
               "20261207-161217-18900")
     text = (records / f"{beside}.log").read_text()
@@ -417,12 +424,7 @@ def test_a_256_vcpu_serialwork_boot_ticks_in_its_bringup():
     facts = parse.parse((records / f"{name}.log").read_text())
     assert facts.cpus_brought_up is None and not facts.done
     assert facts.killed.startswith("silent for 300 s")
-    lapics = _lapics(records, name)
-    pending = [lapic for lapic in lapics
-               if re.search(r"^IRR\s+236\b", lapic, re.M)]
-    periodic = [lapic for lapic in lapics
-                if re.search(r"^LVTT.*periodic", lapic, re.M)]
-    assert (len(lapics), len(pending), len(periodic)) == (256, 235, 247)
+    assert _ticks(records, name) == (256, 235, 247)
 
 
 def test_upstream_and_base_at_256_vcpus_tick_past_the_suite_limit():
@@ -434,30 +436,17 @@ def test_upstream_and_base_at_256_vcpus_tick_past_the_suite_limit():
     at 256. Base 6.1 serial, the first at 256 in the next run, the
     same. The regime, not one kernel, decides a boot at this size."""
     records = LOGS.parent.parent / "records" / "logs"
-    name = ("scale-hz100-upstream-parallel-256-slub-run-deadline-"
-            "20261207-190344-29017")
-    text = (records / f"{name}.log").read_text()
-    facts = parse.parse(text)
-    assert facts.cpus_brought_up == 256 and not facts.done
-    assert "Run /init as init process" not in text
-    assert "deadline of 1200 s" in facts.killed
-    lapics = _lapics(records, name)
-    pending = [lapic for lapic in lapics
-               if re.search(r"^IRR\s+236\b", lapic, re.M)]
-    assert len(lapics) == 256 and len(pending) == 221
-    assert all(re.search(r"^LVTT.*periodic", lapic, re.M) for lapic in lapics)
-    # base 6.1 serial, the first at 256 in the suite's next run: the same
-    name = ("scale-hz100-base-serial-256-slub-run-deadline-"
-            "20261207-193541-25983")
-    text = (records / f"{name}.log").read_text()
-    facts = parse.parse(text)
-    assert facts.cpus_brought_up == 256 and not facts.done
-    assert "Run /init as init process" not in text
-    lapics = _lapics(records, name)
-    pending = [lapic for lapic in lapics
-               if re.search(r"^IRR\s+236\b", lapic, re.M)]
-    assert len(lapics) == 256 and len(pending) == 233
-    assert all(re.search(r"^LVTT.*periodic", lapic, re.M) for lapic in lapics)
+    for name, pending in (
+            ("scale-hz100-upstream-parallel-256-slub-run-deadline-"
+             "20261207-190344-29017", 221),
+            ("scale-hz100-base-serial-256-slub-run-deadline-"
+             "20261207-193541-25983", 233)):
+        text = (records / f"{name}.log").read_text()
+        facts = parse.parse(text)
+        assert facts.cpus_brought_up == 256 and not facts.done
+        assert "Run /init as init process" not in text
+        assert "deadline of 1200 s" in facts.killed
+        assert _ticks(records, name) == (256, pending, 256)
 
 
 def test_excerpt_starts_at_the_first_splat():
