@@ -4,7 +4,7 @@ the stability check and the tables, on a real trace (ours, 8 vCPUs
 import gzip
 import statistics
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, NoReturn
 
 import pytest
 
@@ -228,3 +228,35 @@ def test_per_ap_skips_failed_boots(work: sw.BootWork) -> None:
     assert statistics.median(vals) == pytest.approx(
         work.phases[swt.SERIAL] / work.aps, abs=1)
     assert "ours-parallel rep 3: no trace" in swt.render(results)
+
+
+def test_only_the_time_limit_ends_a_counted_boot(monkeypatch,
+                                                 tmp_path: Path) -> None:
+    """At 256 vCPUs 6.12 prints one node's CPUs of a pass as one console
+    line, which under the plugin takes longer than the default silence
+    limit: a serialwork boot must not be cut for silence."""
+    from bringuplab.build import kernel
+    from bringuplab.guest import boot
+    from bringuplab.guest.machinespec import SERVER
+    out = tmp_path / "out-scale-hz100"
+    out.mkdir()
+    (out / "System.map").write_text(SYSTEM_MAP)
+    kern = kernel.built_in(out, "scale-hz100")
+    monkeypatch.setattr(sw, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(boot, "kernel_nr_cpus", lambda k: 8192)
+    specs: List[boot.BootSpec] = []
+
+    def fake_run(spec: boot.BootSpec, quiet: bool = False) -> NoReturn:
+        specs.append(spec)
+        raise _Booted()
+    monkeypatch.setattr(boot, "run", fake_run)
+    var = sw.pick("upstream-parallel")[0]
+    with pytest.raises(_Booted):
+        sw.boot_one(var, kern, SERVER, Path("initrd"), Path("serialwork.so"),
+                    1)
+    assert [s.silence for s in specs] == [0]
+    assert specs[0].deadline() == 120 + 6 * SERVER.cpus
+
+
+class _Booted(Exception):
+    """Raised by the fake boot.run once it has the spec."""
