@@ -449,6 +449,25 @@ def test_upstream_and_base_at_256_vcpus_tick_past_the_suite_limit():
         assert _ticks(records, name) == (256, pending, 256)
 
 
+def test_upstream_at_256_vcpus_under_the_plugin_ticks_past_its_limit():
+    """serialwork's upstream 6.12 boot at 256 vCPUs (scale-hz100, SLUB,
+    nothing else on the host), with no silence limit: every CPU kicked
+    and listed, but no end of the bringup by the 1656 s limit (120 s +
+    6 s per vCPU), 227 local APIC timers periodic, the timer pending on
+    212: the periodic-tick regime, which the plugin's slower blocks
+    deepen; so no upstream instruction count at 256."""
+    records = LOGS.parent.parent / "records" / "logs"
+    name = ("serialwork-scale-hz100-upstream-256-periodic-tick-deadline-"
+            "20261207-210554-8607")
+    text = (records / f"{name}.log").read_text()
+    facts = parse.parse(text)
+    assert facts.cpus_brought_up is None and not facts.done
+    assert "deadline of 1656 s" in facts.killed
+    listed = {int(n) for n in re.findall(r"#(\d+)", text)}
+    assert listed >= set(range(1, 256))
+    assert _ticks(records, name) == (256, 212, 227)
+
+
 def test_excerpt_starts_at_the_first_splat():
     text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
     out = parse.excerpt(text, after=10, before=2).splitlines()
