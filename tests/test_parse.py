@@ -468,6 +468,19 @@ def test_upstream_at_256_vcpus_under_the_plugin_ticks_past_its_limit():
     assert _ticks(records, name) == (256, 212, 227)
 
 
+def test_ours_at_256_vcpus_under_the_plugin_ends_its_bringup():
+    """Ours (v3 with every split-out series) in the same serialwork run as
+    the upstream boot above: its 256 CPUs up at 141.7 s of guest time,
+    past the end of the bringup (counted), ended by hand before PID 1."""
+    records = LOGS.parent.parent / "records" / "logs"
+    text = (records / "serialwork-scale-hz100-ours-256-ended-after-count-"
+            "20261207-213332-8607.log").read_text()
+    facts = parse.parse(text)
+    assert facts.cpus_brought_up == 256 and not facts.done
+    assert "[  141.650898] smp: Brought up 2 nodes, 256 CPUs" in text
+    assert "Run /init as init process" not in text
+
+
 def test_excerpt_starts_at_the_first_splat():
     text = load("kasan16-mttcg-gp-kthread-timer-lost.log")
     out = parse.excerpt(text, after=10, before=2).splitlines()
