@@ -114,8 +114,18 @@ OWN_QUESTION = ("scale",)
 def status_worthy(path: Path) -> bool:
     """Whether a record can stand for its kind: a bench record of the
     series' targets, which a bench run cut short (`complete` false) or a
-    suite of OWN_QUESTION is not. (A buildtest cut off says so in its
-    row.)"""
+    suite of OWN_QUESTION is not; a buildtest of every target, which one
+    of the targets `--only` picked is not. (A buildtest cut off says so
+    in its row.)"""
+    if path.name.startswith("buildtest-"):
+        try:
+            data = record.read_json(path)
+        except UsageError:
+            return True     # row_of says what is wrong with it
+        if isinstance(data, dict) and isinstance(data.get("results"), dict):
+            data = data["results"]
+        return not (isinstance(data, dict)
+                    and "--only" in (data.get("argv") or []))
     if not path.name.startswith("bench-"):
         return True
     try:
