@@ -77,6 +77,7 @@ def test_a_buildtest_cut_off_says_how_much_it_did_not_build(tmp_path):
     rows = table_rows(status.markdown(status.newest(tmp_path), tmp_path))
     assert rows[0][1:4] == ["pass (cut off, 2 not run)", "5", "0"]
 
+
 def test_a_buildtest_of_some_targets_does_not_stand_for_the_kind(tmp_path):
     def buildtest(name: str, *argv: str) -> None:
         (tmp_path / name).write_text(json.dumps({
