@@ -79,12 +79,15 @@ def test_a_buildtest_cut_off_says_how_much_it_did_not_build(tmp_path):
 
 
 def test_a_buildtest_of_some_targets_does_not_stand_for_the_kind(tmp_path):
+    data = json.loads(KEPT.read_text())
+
     def buildtest(name: str, *argv: str) -> None:
-        (tmp_path / name).write_text(json.dumps({
-            "kind": "buildtest", "ok": True, "schema": 1, "provenance": {},
-            "results": {"argv": ["tools/bringup", "buildtest", *argv],
-                        "seconds": 600, "targets": [], "passed": 2,
-                        "failed": 0, "complete": True, "not_built": []}}))
+        args = ["tools/bringup", "buildtest", *argv]
+        data["provenance"]["argv"] = args
+        data.update(kind="buildtest", ok=True, results={
+            "argv": args, "seconds": 600, "targets": [], "passed": 2,
+            "failed": 0, "complete": True, "not_built": []})
+        (tmp_path / name).write_text(json.dumps(data))
     buildtest("buildtest-20261201T000000Z.json", "--jobs", "2")
     buildtest("buildtest-20261202T000000Z.json", "--only", "x86_64-scale")
     assert [p.name for p in status.newest(tmp_path)] == [
