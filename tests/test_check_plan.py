@@ -29,6 +29,7 @@ def plan(monkeypatch, tmp_path):
                         lambda tally: tally.add("unit tests", True))
     monkeypatch.setattr(check, "shellcheck", lambda tally: None)
     monkeypatch.setattr(check, "quoted_figures", lambda tally: None)
+    monkeypatch.setattr(check, "disk_space", lambda tally, quick: True)
     monkeypatch.setattr(tree, "is_tree", lambda: True)
     monkeypatch.setattr(check, "patches", lambda tally: True)
     monkeypatch.setattr(check, "build_and_boot",

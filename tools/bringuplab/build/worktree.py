@@ -22,3 +22,13 @@ def fresh(path: Path, rev: str = "base", tree: Path = TREE) -> Path:
     output(["git", "-C", str(tree), "worktree", "add", "-q", "--detach",
             str(path), rev])
     return path
+
+
+def remove(path: Path, tree: Path = TREE) -> bool:
+    """Delete the worktree at `path` if there is one; whether it was."""
+    if not path.exists():
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    subprocess.run(["git", "-C", str(tree), "worktree", "prune"],
+                   capture_output=True, check=False)
+    return True

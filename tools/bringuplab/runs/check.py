@@ -16,7 +16,7 @@ from typing import Callable, List, Optional, TextIO, Tuple
 
 from bringuplab.build import checkpatch, kernel, tree, worktree
 from bringuplab.guest import boot, initramfs
-from bringuplab.host import packages
+from bringuplab.host import diskspace, packages
 from bringuplab.report import junit, quotes, record
 from bringuplab.runs import matrix
 from bringuplab.verdict import judge, parse
@@ -29,7 +29,9 @@ from bringuplab.progress import of_boots
 # Trees and their out dirs are siblings named alike (linux, out-NAME) so
 # that with CCACHE_BASEDIR every tree compiles to the same ccache keys.
 CHECK_TREE = BUILD / "check" / "linux"
-EXTRAS_TREE = BUILD / "check" / "extras-linux"
+# Where the split-out series were applied before they shared CHECK_TREE:
+# removed when found, for the 1.5 GiB it holds.
+OLD_EXTRAS_TREE = BUILD / "check" / "extras-linux"
 
 
 @dataclass
@@ -78,7 +80,9 @@ class Tally:
         except SeriesDoesNotApply as err:
             return self.add(name, False, str(err))
         except InfraError as err:
-            return self.add(name, False, str(err), infra=machinery)
+            # a full disk is the machine's, whichever step found it
+            return self.add(name, False, str(err), infra=machinery
+                            or diskspace.says_no_space(str(err)))
         except LabError as err:
             return self.add(name, False, str(err))
         return self.add(name, True,
@@ -124,27 +128,35 @@ def patches(tally: Tally) -> bool:
         tally.add(f"checkpatch --strict {rep.patch}", not rep.findings,
                   "; ".join(rep.findings[:3]))
     series = tree.series_files()
+    if worktree.remove(OLD_EXTRAS_TREE):
+        tally.say(f"check: removed {OLD_EXTRAS_TREE}, which it no longer "
+                  "uses")
 
     def apply() -> str:
         worktree.fresh(CHECK_TREE)
         tree.apply_series(series, CHECK_TREE)
         return f"{len(series)} patches"
     applied = tally.guard("git am on a clean base", apply)
-    # The split-out series: each alone on the base and on the series.
-    # A failure there fails the check but does not stop the boots.
-    for name in tree.extra_names():
+    # The split-out series: each alone on the base and on the series, in
+    # the same tree (one checkout less on disk), which then goes back to
+    # the series for the builds. A failure there fails the check but
+    # does not stop the boots.
+    extras = tree.extra_names()
+    for name in extras:
         for onto in ("base", "ours"):
             tally.guard(f"git am of series {name} on {onto}",
                         lambda which=f"{onto}+{name}":
                         apply_combination(which))
+    if applied and extras:
+        applied = tally.guard("the series again in the check tree", apply)
     return applied
 
 
 def apply_combination(which: str) -> str:
-    """git am a combination (tree.combination()) on a clean base, in a
-    scratch tree of its own so that the check tree stays the series."""
+    """git am a combination (tree.combination()) on a clean base in the
+    check tree."""
     files = tree.combination(which)
-    tree.apply_series(files, worktree.fresh(EXTRAS_TREE))
+    tree.apply_series(files, worktree.fresh(CHECK_TREE))
     return f"{len(files)} patches"
 
 
@@ -298,6 +310,30 @@ def host_clock(tally: Tally, kern: kernel.Kernel, initrd: Path) -> None:
 AFTER_MATRIX = {"guest": host_clock, "debug": hang_watch}
 CONFIGS = (("guest", "check"), ("debug", "debug"), ("kasan", "kasan"))
 
+# What a check writes under build/ from nothing (diskspace.py): the
+# base tree with its history, the check tree, the lab overlay's tree,
+# the out dirs of CONFIGS, each a little above what `du -sh` gave after
+# a fresh clone's check (1.7 G, 1.5 G, 1.5 G, 111 M, 161 M, 160 M); the
+# margin is for ccache, logs and the build's scratch files.
+CHECK_PARTS = (
+    diskspace.Part(BUILD / "linux", 1900 << 20),
+    diskspace.Part(CHECK_TREE, 1600 << 20),
+    diskspace.Part(BUILD / "check" / "overlay" / "linux", 1600 << 20),
+    diskspace.Part(CHECK_TREE.parent / "out-guest", 200 << 20),
+    diskspace.Part(CHECK_TREE.parent / "out-debug", 300 << 20),
+    diskspace.Part(CHECK_TREE.parent / "out-kasan", 300 << 20),
+)
+CHECK_MARGIN = 1 << 30
+
+
+def disk_space(tally: Tally, quick: bool) -> bool:
+    """Whether build/'s file system has room for what the check will
+    write; an infrastructure item, not a failure, when it has not."""
+    parts = CHECK_PARTS[:2] if quick else CHECK_PARTS
+    sp = diskspace.space(BUILD, parts, CHECK_MARGIN)
+    return tally.add("disk space for build/", sp.enough, sp.line(),
+                     infra=True)
+
 
 def run(quick: bool = False, out: Optional[TextIO] = None
         ) -> record.Record:
@@ -309,7 +345,7 @@ def run(quick: bool = False, out: Optional[TextIO] = None
     unit_tests(tally)
     shellcheck(tally)
     quoted_figures(tally)
-    applied = tally.guard("tree build/linux (made from BASE if missing)",
+    applied = disk_space(tally, quick) and tally.guard("tree build/linux (made from BASE if missing)",
                           lambda: tree.create(reset=False)
                           if not tree.is_tree() else "present",
                           machinery=True) \
