@@ -207,6 +207,38 @@ def test_a_failure_below_the_stop_fails_the_run(lab):
     assert not rec.ok
 
 
+def test_some_rungs_of_the_ladder_boot_alone_and_say_so(lab, capsys):
+    """`--cpus 32,128`: those sizes only, every rep, and the record's
+    command reruns the same."""
+    _, booted, _ = lab
+    rec = bench.run("scale", 2, variants.pick_variants(TWO, "scale"),
+                    sizes=[32, 128])
+    assert [cpus for cpus, _ in booted] == [32, 32, 128, 128] * 2
+    assert "[8/8] bench: " in capsys.readouterr().err
+    assert rec.results["sizes"] == [32, 128]
+    assert rec.results["command"] == (
+        "tools/bringup bench --suite scale --reps 2 --cpus 32,128 "
+        "--variants base-serial,ours+calibration+workqueue-parallel")
+
+
+def test_a_size_the_suite_lacks_is_a_usage_error():
+    with pytest.raises(UsageError, match=r"no machine of 48 vCPUs \(its "
+                       r"sizes: 32, 64, 128, 256, 512, 1024\)"):
+        bench.suite_machines("scale", [32, 48])
+    assert bench.suite_machines("rr64", None) == bench.SUITES["rr64"]
+
+
+def test_the_cpus_option_takes_a_comma_list(capsys):
+    from bringuplab import cli
+    assert cli.cpu_counts("64,32,64") == [32, 64]
+    assert cli.main(["bench", "--suite", "scale", "--cpus", "32,x"]) == 2
+    assert "invalid vCPU count list value: '32,x'" in capsys.readouterr().err
+    assert cli.main(["bench", "--suite", "scale", "--cpus", "48"]) == 2
+    assert capsys.readouterr().err == (
+        "bringup: error: bench: suite 'scale' has no machine of 48 vCPUs "
+        "(its sizes: 32, 64, 128, 256, 512, 1024)\n")
+
+
 def test_only_a_suite_with_a_limit_has_a_ladder():
     assert bench.stops_at("scale", "hang")
     assert not bench.stops_at("scale", "fail")

@@ -121,6 +121,11 @@ def test_a_scale_or_cut_short_bench_does_not_stand_for_the_series(
     bench("bench-20261204T000000Z.json", suite="quick", complete=True)
     assert [p.name for p in status.newest(tmp_path)] == [
         "bench-20261204T000000Z.json"]
+    # some of a suite's machines (bench --cpus) are not the suite
+    bench("bench-20261205T000000Z.json", suite="quick", complete=True,
+          sizes=[64])
+    assert [p.name for p in status.newest(tmp_path)] == [
+        "bench-20261204T000000Z.json"]
 
 
 def test_the_section_between_the_markers_is_replaced():

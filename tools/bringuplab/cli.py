@@ -260,10 +260,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.render:
         args.file = args.render
         return cmd_render(args)
-    bench.check_suite(args.suite)
+    bench.suite_machines(args.suite, args.cpus)
     picked = variants.pick_variants(args.variants, args.suite)
     packages.ensure(list(packages.NEEDS))
-    return show(bench.run(args.suite, args.reps, picked), args.json)
+    return show(bench.run(args.suite, args.reps, picked, args.cpus),
+                args.json)
 
 
 def cmd_serialwork(args: argparse.Namespace) -> int:
@@ -349,6 +350,17 @@ def at_least_one(option: str) -> Callable[[str], int]:
         return number
     value.__name__ = "int"
     return value
+
+
+def cpu_counts(text: str) -> List[int]:
+    """An argparse type: a comma list of vCPU counts, '32,64'."""
+    counts = [int(item) for item in text.split(",") if item.strip()]
+    if not counts:      # ValueError: argparse's "invalid value"
+        raise ValueError(text)
+    return sorted(set(counts))
+
+
+cpu_counts.__name__ = "vCPU count list"
 
 
 def _reps(p: argparse.ArgumentParser, default: int) -> None:
@@ -461,6 +473,9 @@ def _measure_commands(
                    "kernels and modes to boot, e.g. ours-parallel,"
                    "ours-serial (default: the suite's in "
                    "variants.SUITE_VARIANTS, else all)")
+    p.add_argument("--cpus", metavar="LIST", type=cpu_counts,
+                   help="only the suite's machines of these vCPU counts, "
+                   "e.g. 32,64 (default: all of them)")
     p.add_argument("--render", metavar="JSON", help="the same as "
                    "`bringup render JSON`; boots nothing")
     _json(p)

@@ -113,10 +113,11 @@ OWN_QUESTION = ("scale",)
 
 def status_worthy(path: Path) -> bool:
     """Whether a record can stand for its kind: a bench record of the
-    series' targets, which a bench run cut short (`complete` false) or a
-    suite of OWN_QUESTION is not; a buildtest of every target, which one
-    of the targets `--only` picked is not. (A buildtest cut off says so
-    in its row.)"""
+    series' targets, which a bench run cut short (`complete` false), one
+    of some of its suite's machines (`--cpus`: `sizes`) or a suite of
+    OWN_QUESTION is not; a buildtest of every target, which one of the
+    targets `--only` picked is not. (A buildtest cut off says so in its
+    row.)"""
     if path.name.startswith("buildtest-"):
         try:
             return "--only" not in row_of(path).command.split()
@@ -129,6 +130,7 @@ def status_worthy(path: Path) -> bool:
     except UsageError:
         return True         # row_of says what is wrong with it
     return results.get("complete") is not False and \
+        not results.get("sizes") and \
         results.get("suite") not in OWN_QUESTION
 
 

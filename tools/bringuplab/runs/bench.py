@@ -5,7 +5,7 @@ machine hits every kernel and mode alike; results are medians.
 """
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from bringuplab.build import kernel, tree, upstream, worktree
 from bringuplab.guest import boot, initramfs
@@ -97,6 +97,22 @@ def check_suite(suite: str) -> None:
                          f"{', '.join(SUITES)})")
 
 
+def suite_machines(suite: str, sizes: Optional[Sequence[int]] = None
+                   ) -> List[MachineSpec]:
+    """The suite's machines, or those of them with `sizes` vCPUs (a rerun
+    of some rungs of a ladder); UsageError for a size it does not have."""
+    check_suite(suite)
+    if not sizes:
+        return SUITES[suite]
+    has = sorted({mach.cpus for mach in SUITES[suite]})
+    missing = sorted(set(sizes) - set(has))
+    if missing:
+        raise UsageError(f"bench: suite '{suite}' has no machine of "
+                         f"{', '.join(map(str, missing))} vCPUs (its sizes: "
+                         f"{', '.join(map(str, has))})")
+    return [mach for mach in SUITES[suite] if mach.cpus in sizes]
+
+
 # Earlier versions of the series, by kernel name: the main series of
 # patches/ at that commit and the split-out series it was sent with
 OLD_SERIES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
@@ -156,12 +172,14 @@ def stops_at(suite: str, verdict: str) -> bool:
 def run_suite(suite: str, reps: int,
               variants: Optional[List[Variant]] = None,
               keep: Optional[Callable[[List[Sample], Optional[Ladder]],
-                                      None]] = None) -> List[Sample]:
-    """Boot every variant on every machine of the suite, `reps` times,
-    interleaved; `keep` gets the samples so far after each boot. InfraError
-    if a passing boot went untimed by the host's clock (hostcpu.require):
-    its rows would drop out of the tables."""
-    check_suite(suite)
+                                      None]] = None,
+              sizes: Optional[Sequence[int]] = None) -> List[Sample]:
+    """Boot every variant on every machine of the suite (those of `sizes`
+    vCPUs if given), `reps` times, interleaved; `keep` gets the samples
+    so far after each boot. InfraError if a passing boot went untimed by
+    the host's clock (hostcpu.require): its rows would drop out of the
+    tables."""
+    setups = suite_machines(suite, sizes)
     variants = default_variants(suite) if variants is None else variants
     say("bench: " + tree.create())
     config = SUITE_CONFIG.get(suite, "guest")
@@ -172,9 +190,9 @@ def run_suite(suite: str, reps: int,
     initrd = initramfs.build()
     samples: List[Sample] = []
     ladder: Optional[Ladder] = None
-    steps = Progress(reps * len(SUITES[suite]) * len(variants), "bench")
+    steps = Progress(reps * len(setups) * len(variants), "bench")
     for rep in range(1, reps + 1):
-        for setup in SUITES[suite]:
+        for setup in setups:
             if ladder and setup.cpus >= ladder.cpus:
                 continue
             mach = setup.make(nr_cpus)
@@ -213,7 +231,7 @@ def run_suite(suite: str, reps: int,
                     left = len(variants) - idx - 1
                     steps.total = steps.count + left + (reps - rep) * len(
                         variants) * sum(size.cpus < ladder.cpus
-                                        for size in SUITES[suite])
+                                        for size in setups)
                     say(f"bench: {setup.name} did not boot within "
                         f"{SUITE_TIMEOUT_S[suite] / 60:.0f} min; the ladder "
                         f"stops at {setup.cpus} vCPUs, after this size's "
@@ -224,26 +242,30 @@ def run_suite(suite: str, reps: int,
 
 
 def command(suite: str, reps: int,
-            variants: Optional[List[Variant]] = None) -> str:
+            variants: Optional[List[Variant]] = None,
+            sizes: Optional[Sequence[int]] = None) -> str:
     """The command that reruns this suite."""
     subset = variants is not None and variants != default_variants(suite)
-    if suite == "quick" and reps == 3 and not subset:
+    if suite == "quick" and reps == 3 and not subset and not sizes:
         return "make bench"
-    if suite == "full" and reps == 3 and not subset:
+    if suite == "full" and reps == 3 and not subset and not sizes:
         return "make bench-full"
     return (f"tools/bringup bench --suite {suite} --reps {reps}"
+            + (" --cpus " + ",".join(map(str, sizes)) if sizes else "")
             + (" --variants " + ",".join(var.name for var in variants or [])
                if subset else ""))
 
 
 def results(suite: str, reps: int, variants: Optional[List[Variant]],
             samples: List[Sample], ladder: Optional[Ladder] = None,
-            complete: bool = True) -> dict:
+            complete: bool = True,
+            sizes: Optional[Sequence[int]] = None) -> dict:
     """The results part of a bench record: the samples, and what
     stats.py derives from them; `complete` false while the run goes on
-    (the record of a run cut short says so)."""
+    (the record of a run cut short says so); `sizes`, the vCPU counts
+    a run of some of the suite's machines booted."""
     out = {"suite": suite, "reps": reps,
-           "command": command(suite, reps, variants),
+           "command": command(suite, reps, variants, sizes),
            "variants": [var.name for var in variants
                         or default_variants(suite)],
            "complete": complete,
@@ -252,6 +274,8 @@ def results(suite: str, reps: int, variants: Optional[List[Variant]],
            "samples": [asdict(s) for s in samples]}
     if ladder:
         out["ladder_stop"] = asdict(ladder)
+    if sizes:
+        out["sizes"] = sorted(sizes)
     return out
 
 
@@ -268,7 +292,8 @@ class _Kept:
 
 
 def run(suite: str = "quick", reps: int = 3,
-        variants: Optional[List[Variant]] = None) -> record.Record:
+        variants: Optional[List[Variant]] = None,
+        sizes: Optional[Sequence[int]] = None) -> record.Record:
     """Boot the suite; its record, saved in results/ with the plot, and
     kept current after every boot (a long run cut short leaves what it
     measured, marked incomplete)."""
@@ -278,17 +303,18 @@ def run(suite: str = "quick", reps: int = 3,
     def keep(samples: List[Sample], ladder: Optional[Ladder]) -> None:
         kept.ladder = ladder
         kept.write(record.make("bench", False, results(
-            suite, reps, variants, samples, ladder, complete=False),
-            started))
+            suite, reps, variants, samples, ladder, complete=False,
+            sizes=sizes), started))
 
-    samples = run_suite(suite, reps, variants, keep)
+    samples = run_suite(suite, reps, variants, keep, sizes)
     # A ladder that stops is the suite's finding, not a failure of the
     # run: its verdict is that of the boots below that size
     judged = [s for s in samples
               if not kept.ladder or s.cpus < kept.ladder.cpus]
     rec = record.make("bench", bool(judged) and all(
         s.verdict == "pass" for s in judged), results(
-            suite, reps, variants, samples, kept.ladder), started)
+            suite, reps, variants, samples, kept.ladder, sizes=sizes),
+        started)
     path = kept.write(rec)
     png = plot(samples, stats.medians(samples), path.with_suffix(".png"))
     if suite == "scale":
