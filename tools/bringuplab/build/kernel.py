@@ -132,10 +132,15 @@ def progress_line(count: int, expected: int, elapsed: float) -> str:
             f"{elapsed:.0f} s, {left}")
 
 
+def overlay_path(src: Path) -> Path:
+    """Where overlay_tree() keeps the overlay's worktree of `src`."""
+    return src.parent / "overlay" / "linux"
+
+
 def overlay_tree(src: Path) -> Path:
-    """A worktree beside `src` (src/../overlay/linux) at src's HEAD with
-    the lab overlay applied; the series itself never needs it."""
-    dest = src.parent / "overlay" / "linux"
+    """A worktree beside `src` (overlay_path()) at src's HEAD with the
+    lab overlay applied; the series itself never needs it."""
+    dest = overlay_path(src)
     head = output(["git", "-C", str(src), "rev-parse", "HEAD"]).strip()
     worktree.fresh(dest, rev=head, tree=src)
     patches = sorted(OVERLAY.glob("*.patch"))

@@ -318,7 +318,7 @@ CONFIGS = (("guest", "check"), ("debug", "debug"), ("kasan", "kasan"))
 CHECK_PARTS = (
     diskspace.Part(BUILD / "linux", 1900 << 20),
     diskspace.Part(CHECK_TREE, 1600 << 20),
-    diskspace.Part(BUILD / "check" / "overlay" / "linux", 1600 << 20),
+    diskspace.Part(kernel.overlay_path(CHECK_TREE), 1600 << 20),
     diskspace.Part(CHECK_TREE.parent / "out-guest", 200 << 20),
     diskspace.Part(CHECK_TREE.parent / "out-debug", 300 << 20),
     diskspace.Part(CHECK_TREE.parent / "out-kasan", 300 << 20),
@@ -345,10 +345,11 @@ def run(quick: bool = False, out: Optional[TextIO] = None
     unit_tests(tally)
     shellcheck(tally)
     quoted_figures(tally)
-    applied = disk_space(tally, quick) and tally.guard("tree build/linux (made from BASE if missing)",
-                          lambda: tree.create(reset=False)
-                          if not tree.is_tree() else "present",
-                          machinery=True) \
+    applied = disk_space(tally, quick) \
+        and tally.guard("tree build/linux (made from BASE if missing)",
+                        lambda: tree.create(reset=False)
+                        if not tree.is_tree() else "present",
+                        machinery=True) \
         and patches(tally)
     if not quick and applied:
         for config, name in CONFIGS:
