@@ -52,6 +52,29 @@ def test_a_full_disk_found_by_any_step_is_infrastructure(capsys):
     assert "check: INFRA git am on a clean base" in capsys.readouterr().out
 
 
+def test_a_git_am_that_found_the_disk_full_is_infrastructure(tmp_path):
+    """git am's own failure, when what failed was a write."""
+    import subprocess
+    from types import SimpleNamespace
+    from bringuplab.build import tree as treemod
+    said = ("Applying: x86/smpboot: one\nerror: unable to write file "
+            "arch/x86/kernel/smpboot.c: No space left on device\n"
+            "Patch failed at 0001 x86/smpboot: one\n")
+
+    def fake_run(argv, **kwargs):
+        return SimpleNamespace(returncode=1 if "am" in argv else 0,
+                               stdout=said if "am" in argv else "",
+                               stderr="")
+    tally = check.Tally()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(subprocess, "run", fake_run)
+        mp.setattr(treemod, "git", lambda args, where: "")
+        tally.guard("git am on a clean base", lambda: treemod.apply_series(
+            [tmp_path / "0001.patch"], tmp_path) or "")
+    assert (tally.failed, tally.infra) == (0, 1)
+    assert "No space left on device" in tally.steps[0]["detail"]
+
+
 def test_other_errors_of_a_step_still_fail_it():
     tally = check.Tally()
 
@@ -74,9 +97,10 @@ def stub_run(monkeypatch, tmp_path, free):
     monkeypatch.setattr(tree, "create",
                         lambda reset: made.append("tree") or "made")
     monkeypatch.setattr(check, "patches", lambda tally: False)
-    monkeypatch.setattr(check, "CHECK_PARTS", tuple(
-        diskspace.Part(tmp_path / p.path.name, p.size)
-        for p in check.CHECK_PARTS))
+    for parts in ("CHECK_PARTS", "QUICK_PARTS"):
+        monkeypatch.setattr(check, parts, tuple(
+            diskspace.Part(tmp_path / p.path.name, p.size)
+            for p in getattr(check, parts)))
     monkeypatch.setattr(diskspace, "free_bytes", lambda path: free)
     return made
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from bringuplab.build import base as basemod
+from bringuplab.host import diskspace
 from bringuplab.errors import InfraError, SeriesDoesNotApply, UsageError
 from bringuplab.paths import BUILD, PATCHES, ROOT, TREE
 from bringuplab.run import output
@@ -151,8 +152,10 @@ def apply_series(patches: List[Path], tree: Path = TREE) -> None:
         msg = (proc.stdout + proc.stderr).strip().splitlines()
         failed = next((line for line in msg
                        if line.startswith("Patch failed at")), "")
-        detail = next((line for line in msg if line.startswith("error:")),
-                      msg[0] if msg else "")
+        detail = next((line for line in msg
+                       if diskspace.says_no_space(line)), "") or next(
+            (line for line in msg if line.startswith("error:")),
+            msg[0] if msg else "")
         subprocess.run(["git", "-C", str(tree), "am", "--abort"],
                        capture_output=True, check=False)
         git(["reset", "-q", "--hard", "base"], tree)

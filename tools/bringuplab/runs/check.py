@@ -78,9 +78,10 @@ class Tally:
         try:
             detail = step()
         except SeriesDoesNotApply as err:
-            return self.add(name, False, str(err))
-        except InfraError as err:
             # a full disk is the machine's, whichever step found it
+            return self.add(name, False, str(err),
+                            infra=diskspace.says_no_space(str(err)))
+        except InfraError as err:
             return self.add(name, False, str(err), infra=machinery
                             or diskspace.says_no_space(str(err)))
         except LabError as err:
@@ -324,12 +325,14 @@ CHECK_PARTS = (
     diskspace.Part(CHECK_TREE.parent / "out-kasan", 300 << 20),
 )
 CHECK_MARGIN = 1 << 30
+# What `make check-quick` writes: the base tree and the check tree
+QUICK_PARTS = CHECK_PARTS[:2]
 
 
 def disk_space(tally: Tally, quick: bool) -> bool:
     """Whether build/'s file system has room for what the check will
     write; an infrastructure item, not a failure, when it has not."""
-    parts = CHECK_PARTS[:2] if quick else CHECK_PARTS
+    parts = QUICK_PARTS if quick else CHECK_PARTS
     sp = diskspace.space(BUILD, parts, CHECK_MARGIN)
     return tally.add("disk space for build/", sp.enough, sp.line(),
                      infra=True)
