@@ -260,7 +260,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.render:
         args.file = args.render
         return cmd_render(args)
-    bench.suite_machines(args.suite, args.cpus)
+    bench.suite_machines(args.suite, args.cpus)   # bad input before apt
     picked = variants.pick_variants(args.variants, args.suite)
     packages.ensure(list(packages.NEEDS))
     return show(bench.run(args.suite, args.reps, picked, args.cpus),

@@ -152,10 +152,12 @@ def apply_series(patches: List[Path], tree: Path = TREE) -> None:
         msg = (proc.stdout + proc.stderr).strip().splitlines()
         failed = next((line for line in msg
                        if line.startswith("Patch failed at")), "")
-        detail = next((line for line in msg
-                       if diskspace.says_no_space(line)), "") or next(
-            (line for line in msg if line.startswith("error:")),
-            msg[0] if msg else "")
+        # git's no-space line first: the check counts it as the
+        # machine's, not the series' (check.Tally.guard)
+        said = ([line for line in msg if diskspace.says_no_space(line)]
+                + [line for line in msg if line.startswith("error:")]
+                + msg[:1])
+        detail = said[0] if said else ""
         subprocess.run(["git", "-C", str(tree), "am", "--abort"],
                        capture_output=True, check=False)
         git(["reset", "-q", "--hard", "base"], tree)

@@ -2,9 +2,9 @@
 run writes them: a file system that fills up halfway through a check
 breaks `git` or `make` in ways that read like a broken series.
 
-The sizes are what one fresh-clone `make check` of the 6.1 base wrote
-(`du -sh build/*` after it, docs/long-runs.md); a part already on disk
-needs nothing more.
+A run names its parts with their sizes (`make check`'s, measured by
+`du -sh` after a fresh clone's run: CHECK_PARTS in runs/check.py); a
+part already on disk needs nothing more.
 """
 import shutil
 from dataclasses import dataclass
